@@ -1,0 +1,30 @@
+# The one helper through which every folder declares its library, so that layering is
+# explicit: a target names the targets it may depend on and nothing else.
+#
+#   dynvm_library(NAME dynvm_vm SRCS a.cc b.cc DEPS dynvm_kernels absl::status)
+function(dynvm_library)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  if(ARG_SRCS)
+    add_library(${ARG_NAME} STATIC ${ARG_SRCS})
+    target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
+    dynvm_warnings(${ARG_NAME})
+  else()
+    add_library(${ARG_NAME} INTERFACE)
+    target_include_directories(${ARG_NAME} INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_link_libraries(${ARG_NAME} INTERFACE ${ARG_DEPS})
+  endif()
+endfunction()
+
+# Warnings on for our own code; third-party headers come in as system includes.
+function(dynvm_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+endfunction()
+
+# A binary in build/bin linked against the given targets.
+function(dynvm_binary)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  dynvm_warnings(${ARG_NAME})
+endfunction()

@@ -1,0 +1,29 @@
+// The one place that lists every CPU kernel family of the library.
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/status_macros.h"
+#include "kernels/binary.h"
+#include "kernels/kernel.h"
+
+namespace dynvm::kernels {
+
+absl::Status RegisterCpuKernels(KernelRegistry& registry) {
+  DYNVM_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
+  return absl::OkStatus();
+}
+
+const KernelRegistry& DefaultRegistry() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry();
+    absl::Status status = RegisterCpuKernels(*r);
+    if (!status.ok()) {  // a bug in the library's own registrations, not bad input
+      std::fprintf(stderr, "dynvm: %s\n", status.ToString().c_str());
+      std::abort();
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace dynvm::kernels

@@ -1,0 +1,125 @@
+// The one kernel calling convention, and the registry that binds kernel-table entries
+// of an executable to callables once, at load time.
+//
+// Destination passing: a kernel receives its inputs then its outputs, all tensors, with
+// the outputs already allocated by the VM; it writes the outputs' elements. Attributes
+// (axis, eps, transpose flags, fused constants) are parsed and validated once by the
+// kernel's Bind function into an opaque state; a call does no string lookup, no
+// parsing and no allocation. Library kernels (C++) and generated kernels look the same.
+//
+//   KernelRegistry registry;
+//   RegisterCpuKernels(registry);
+//   absl::StatusOr<BoundKernel> add = registry.Bind("add", {}, 2, 1);
+//   NDArrayObj* args[] = {a, b, out};
+//   add->Call(args);
+#ifndef DYNVM_KERNELS_KERNEL_H_
+#define DYNVM_KERNELS_KERNEL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "objects/ndarray.h"
+
+namespace dynvm::kernels {
+
+// An attribute value: int, float, string, or a list of ints or floats.
+using AttrValue =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+// Attributes by name, ordered so that executables serialize deterministically.
+using Attrs = std::map<std::string, AttrValue, std::less<>>;
+
+// What a kernel receives on each call. New fields are appended, so kernels compiled
+// against an older layout keep working.
+struct KernelCall {
+  const void* state;           // what Bind returned, or null
+  NDArrayObj* const* args;     // inputs then outputs
+  int32_t num_inputs;
+  int32_t num_outputs;
+
+  absl::Span<NDArrayObj* const> inputs() const { return {args, static_cast<size_t>(num_inputs)}; }
+  absl::Span<NDArrayObj* const> outputs() const {
+    return {args + num_inputs, static_cast<size_t>(num_outputs)};
+  }
+};
+
+// A kernel entry point. Wrappers check shapes and dtypes and return InvalidArgument
+// naming what was wrong; microkernels behind them assume.
+using KernelFn = absl::Status (*)(const KernelCall& call);
+
+// Parses attributes into the kernel's private state. Errors name the attribute.
+using BindFn = absl::StatusOr<std::shared_ptr<const void>> (*)(const Attrs& attrs);
+
+// Arity value meaning "any number".
+inline constexpr int kVariadic = -1;
+
+// How a kernel is registered.
+struct KernelDef {
+  std::string name;
+  int num_inputs = kVariadic;
+  int num_outputs = 1;
+  KernelFn fn = nullptr;
+  BindFn bind = nullptr;  // null: the kernel takes no attributes
+};
+
+// A kernel resolved for one kernel-table entry, ready to call.
+class BoundKernel {
+ public:
+  BoundKernel(const KernelDef* def, std::shared_ptr<const void> state, int num_inputs,
+              int num_outputs)
+      : def_(def), state_(std::move(state)), num_inputs_(num_inputs), num_outputs_(num_outputs) {}
+
+  // Runs the kernel on `args` (num_inputs + num_outputs tensors).
+  absl::Status Call(NDArrayObj* const* args) const {
+    return def_->fn(KernelCall{state_.get(), args, num_inputs_, num_outputs_});
+  }
+  const std::string& name() const { return def_->name; }
+  int num_inputs() const { return num_inputs_; }
+  int num_outputs() const { return num_outputs_; }
+
+ private:
+  const KernelDef* def_;
+  std::shared_ptr<const void> state_;
+  int num_inputs_;
+  int num_outputs_;
+};
+
+class KernelRegistry {
+ public:
+  // Adds `def`; AlreadyExists if the name is taken, InvalidArgument if incomplete.
+  absl::Status Register(KernelDef def);
+  // Resolves `name` with `attrs` for a call with the given arity. NotFound for an
+  // unknown kernel; InvalidArgument for an arity the kernel does not take or a bad
+  // attribute.
+  absl::StatusOr<BoundKernel> Bind(std::string_view name, const Attrs& attrs, int num_inputs,
+                                   int num_outputs) const;
+  bool Contains(std::string_view name) const {
+    return defs_.contains(absl::string_view(name.data(), name.size()));
+  }
+
+ private:
+  // Node-based so that BoundKernels may point at definitions.
+  absl::flat_hash_map<std::string, std::unique_ptr<KernelDef>> defs_;
+};
+
+// Typed access to attributes for Bind functions. Missing or mistyped attributes are
+// InvalidArgument naming the attribute.
+absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name);
+absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name, int64_t fallback);
+
+// A registry with every CPU kernel of the library.
+const KernelRegistry& DefaultRegistry();
+// Adds every CPU kernel of the library to `registry`.
+absl::Status RegisterCpuKernels(KernelRegistry& registry);
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_KERNEL_H_

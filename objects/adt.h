@@ -1,0 +1,99 @@
+// Algebraic data types and closures: objects that carry an array of Values inline
+// after their header (one allocation each).
+//
+// An ADT is a constructor tag with fields; a tuple is the ADT with tag 0. A closure is
+// a function index with the values it captured; InvokeClosure passes the captured
+// values first, then the call's arguments.
+//
+//   ObjectRef<ADTObj> cons = ADTObj::Create(/*tag=*/1, {head, tail});
+//   cons->fields()[0]
+#ifndef DYNVM_OBJECTS_ADT_H_
+#define DYNVM_OBJECTS_ADT_H_
+
+#include <cstdint>
+#include <new>
+
+#include "absl/types/span.h"
+#include "objects/object.h"
+#include "objects/value.h"
+
+namespace dynvm {
+namespace internal {
+
+// Base of objects followed in memory by `size()` Values. `Derived` must be
+// standard-layout enough that `this + 1` is where the values start.
+template <typename Derived>
+class ValueArrayObject : public Object {
+ public:
+  uint32_t size() const { return size_; }
+  absl::Span<const Value> fields() const {
+    return {reinterpret_cast<const Value*>(static_cast<const Derived*>(this) + 1), size_};
+  }
+  absl::Span<Value> mutable_fields() {
+    return {reinterpret_cast<Value*>(static_cast<Derived*>(this) + 1), size_};
+  }
+
+ protected:
+  ValueArrayObject(TypeIndex index, uint32_t size) : Object(index), size_(size) {}
+
+  // Allocates a `Derived` built from `args` with room for `values`, which are copied.
+  template <typename... Args>
+  static ObjectRef<Derived> AllocateWith(absl::Span<const Value> values, Args&&... args) {
+    static_assert(alignof(Derived) >= alignof(Value));
+    void* mem = ::operator new(sizeof(Derived) + values.size() * sizeof(Value));
+    auto* obj = new (mem) Derived(std::forward<Args>(args)..., static_cast<uint32_t>(values.size()));
+    Value* dst = obj->mutable_fields().data();
+    for (size_t i = 0; i < values.size(); ++i) new (dst + i) Value(values[i]);
+    ObjectAllocator<Derived>::SetDeleter(obj, [](Object* o) {
+      auto* self = static_cast<Derived*>(o);
+      for (Value& v : self->mutable_fields()) v.~Value();
+      self->~Derived();
+      ::operator delete(static_cast<void*>(self));
+    });
+    return ObjectRef<Derived>(obj);
+  }
+
+ private:
+  uint32_t size_;
+};
+
+}  // namespace internal
+
+class alignas(8) ADTObj : public internal::ValueArrayObject<ADTObj> {
+ public:
+  static constexpr TypeIndex kTypeIndex = TypeIndex::kADT;
+  static ObjectRef<ADTObj> Create(uint32_t tag, absl::Span<const Value> fields) {
+    return AllocateWith(fields, tag);
+  }
+  static ObjectRef<ADTObj> Tuple(absl::Span<const Value> fields) { return Create(0, fields); }
+
+  uint32_t tag() const { return tag_; }
+
+ private:
+  friend class internal::ValueArrayObject<ADTObj>;
+  ADTObj(uint32_t tag, uint32_t size) : ValueArrayObject(kTypeIndex, size), tag_(tag) {}
+  uint32_t tag_;
+};
+
+class alignas(8) ClosureObj : public internal::ValueArrayObject<ClosureObj> {
+ public:
+  static constexpr TypeIndex kTypeIndex = TypeIndex::kClosure;
+  static ObjectRef<ClosureObj> Create(uint32_t func_index, absl::Span<const Value> captured) {
+    return AllocateWith(captured, func_index);
+  }
+
+  uint32_t func_index() const { return func_index_; }
+
+ private:
+  friend class internal::ValueArrayObject<ClosureObj>;
+  ClosureObj(uint32_t func_index, uint32_t size)
+      : ValueArrayObject(kTypeIndex, size), func_index_(func_index) {}
+  uint32_t func_index_;
+};
+
+using ADT = ObjectRef<ADTObj>;
+using Closure = ObjectRef<ClosureObj>;
+
+}  // namespace dynvm
+
+#endif  // DYNVM_OBJECTS_ADT_H_

@@ -1,0 +1,53 @@
+// A Storage is a block of memory that tensors are views into. The VM allocates storages
+// (AllocStorage) and places tensors in them at byte offsets (AllocTensor), which is how
+// memory planning lets several tensors share one block.
+//
+// A storage either owns a buffer from an Allocator (returned to it on destruction) or
+// views memory kept alive by an owner object (the mmap of an executable, a DLPack
+// producer).
+//
+//   absl::StatusOr<Storage> s = AllocateStorage(pool, 4096);
+#ifndef DYNVM_OBJECTS_STORAGE_H_
+#define DYNVM_OBJECTS_STORAGE_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "objects/allocator.h"
+#include "objects/object.h"
+
+namespace dynvm {
+
+class StorageObj : public Object {
+ public:
+  static constexpr TypeIndex kTypeIndex = TypeIndex::kStorage;
+
+  // Owns `buffer`, which came from `allocator`.
+  StorageObj(Buffer buffer, std::shared_ptr<Allocator> allocator)
+      : Object(kTypeIndex), buffer_(buffer), allocator_(std::move(allocator)) {}
+  // Views `size` bytes at `data`, kept valid by `owner`.
+  StorageObj(void* data, size_t size, ObjectRef<Object> owner)
+      : Object(kTypeIndex), buffer_{data, size}, owner_(std::move(owner)) {}
+  ~StorageObj() {
+    if (allocator_) allocator_->Free(buffer_);
+  }
+
+  void* data() const { return buffer_.data; }
+  size_t size() const { return buffer_.size; }
+
+ private:
+  Buffer buffer_;
+  std::shared_ptr<Allocator> allocator_;
+  ObjectRef<Object> owner_;
+};
+
+using Storage = ObjectRef<StorageObj>;
+
+// A new storage of at least `nbytes` from `allocator`.
+absl::StatusOr<Storage> AllocateStorage(const std::shared_ptr<Allocator>& allocator,
+                                        size_t nbytes);
+
+}  // namespace dynvm
+
+#endif  // DYNVM_OBJECTS_STORAGE_H_

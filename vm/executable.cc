@@ -1,0 +1,37 @@
+#include "vm/executable.h"
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "vm/verifier.h"
+
+namespace dynvm::vm {
+
+absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
+    ExecutableSpec spec, const kernels::KernelRegistry& registry) {
+  DYNVM_RETURN_IF_ERROR(VerifyExecutable(spec));
+  std::shared_ptr<Executable> exe(new Executable(std::move(spec)));
+  exe->bound_kernels_.reserve(exe->spec_.kernels.size());
+  for (size_t i = 0; i < exe->spec_.kernels.size(); ++i) {
+    const KernelEntry& entry = exe->spec_.kernels[i];
+    absl::StatusOr<kernels::BoundKernel> bound = registry.Bind(
+        entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
+        static_cast<int>(entry.num_outputs));
+    if (!bound.ok()) {
+      return absl::Status(bound.status().code(),
+                          absl::StrFormat("kernel table entry %d: %s", i, bound.status().message()));
+    }
+    exe->bound_kernels_.push_back(*std::move(bound));
+  }
+  for (size_t i = 0; i < exe->spec_.functions.size(); ++i) {
+    exe->function_index_.emplace(exe->spec_.functions[i].name, static_cast<uint32_t>(i));
+  }
+  return std::shared_ptr<const Executable>(std::move(exe));
+}
+
+std::optional<uint32_t> Executable::FunctionIndex(std::string_view name) const {
+  auto it = function_index_.find(absl::string_view(name.data(), name.size()));
+  if (it == function_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace dynvm::vm

@@ -1,0 +1,113 @@
+// Executable: the immutable, shareable unit the VM runs — functions of bytecode, a
+// kernel table, constants, and the signatures of the functions' inputs and outputs.
+//
+// An `ExecutableSpec` is the plain, mutable description (what the assembler, compiler
+// and serializer build and read). `Executable::Create` verifies a spec (vm/verifier.h)
+// and binds its kernel table against a registry, once; the result is immutable and may
+// be shared by any number of VirtualMachines on any number of threads.
+//
+//   ExecutableSpec spec = ...;                     // from vm_as, the compiler, or a file
+//   absl::StatusOr<std::shared_ptr<const Executable>> exe =
+//       Executable::Create(std::move(spec), kernels::DefaultRegistry());
+#ifndef DYNVM_VM_EXECUTABLE_H_
+#define DYNVM_VM_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "kernels/kernel.h"
+#include "objects/dtype.h"
+#include "objects/object.h"
+#include "objects/value.h"
+
+namespace dynvm::vm {
+
+// One dimension of a signature: a constant extent, a named symbol (every occurrence of
+// the same name in one call must have the same extent), or `?` (anything).
+struct DimSpec {
+  int64_t extent = -1;   // >= 0 for a constant; -1 for a symbol or `?`
+  std::string symbol;    // the symbol's name; empty with extent -1 means `?`
+
+  static DimSpec Constant(int64_t n) { return {n, ""}; }
+  static DimSpec Symbol(std::string name) { return {-1, std::move(name)}; }
+  static DimSpec Any() { return {-1, ""}; }
+  bool operator==(const DimSpec&) const = default;
+};
+
+// The type of one input or output of a function.
+struct ValueSpec {
+  // Append only: part of the file format.
+  enum class Kind : uint8_t { kAny = 0, kTensor = 1, kInt = 2, kFloat = 3, kBool = 4 };
+
+  std::string name;          // the input's name (ONNX graph input name, `%x`, ...)
+  Kind kind = Kind::kAny;
+  DType dtype = DType::kF32; // tensors only
+  std::vector<DimSpec> dims; // tensors only; the rank is dims.size()
+
+  bool operator==(const ValueSpec&) const = default;
+};
+
+struct Function {
+  std::string name;
+  uint32_t num_registers = 0;     // the frame size; parameters are registers 0..n-1
+  std::vector<ValueSpec> params;  // the parameters, in order
+  std::vector<ValueSpec> results; // what Ret returns: one value (a tuple for several)
+  std::vector<uint32_t> code;     // vm/bytecode.h
+
+  uint32_t num_params() const { return static_cast<uint32_t>(params.size()); }
+  bool operator==(const Function&) const = default;
+};
+
+// One entry of the kernel table, named by InvokePacked.
+struct KernelEntry {
+  std::string name;       // registry name, e.g. "add"
+  kernels::Attrs attrs;   // bound once at load
+  uint32_t num_inputs = 0;
+  uint32_t num_outputs = 0;
+
+  bool operator==(const KernelEntry&) const = default;
+};
+
+struct ExecutableSpec {
+  std::vector<Function> functions;
+  std::vector<KernelEntry> kernels;
+  // Tensors (NDArray), strings (StringObj), ints, floats or bools, loaded by LoadConst.
+  std::vector<Value> constants;
+  std::string producer = "dynvm";  // who made it, for diagnostics
+  // Keeps memory alive that constants view (the mmap of the file they came from).
+  ObjectRef<Object> backing;
+};
+
+class Executable {
+ public:
+  // Verifies `spec` and binds its kernels from `registry`. Fails with the first
+  // problem found, naming the function and instruction (InvalidArgument) or the kernel
+  // (NotFound / InvalidArgument).
+  static absl::StatusOr<std::shared_ptr<const Executable>> Create(
+      ExecutableSpec spec, const kernels::KernelRegistry& registry);
+
+  const ExecutableSpec& spec() const { return spec_; }
+  const std::vector<Function>& functions() const { return spec_.functions; }
+  const Function& function(uint32_t index) const { return spec_.functions[index]; }
+  const kernels::BoundKernel& kernel(uint32_t index) const { return bound_kernels_[index]; }
+  const Value& constant(uint32_t index) const { return spec_.constants[index]; }
+  // The index of the function called `name`, if any.
+  std::optional<uint32_t> FunctionIndex(std::string_view name) const;
+
+ private:
+  explicit Executable(ExecutableSpec spec) : spec_(std::move(spec)) {}
+
+  ExecutableSpec spec_;
+  std::vector<kernels::BoundKernel> bound_kernels_;
+  absl::flat_hash_map<std::string, uint32_t> function_index_;
+};
+
+}  // namespace dynvm::vm
+
+#endif  // DYNVM_VM_EXECUTABLE_H_
