@@ -36,14 +36,16 @@ class ValueArrayObject : public Object {
  protected:
   ValueArrayObject(TypeIndex index, uint32_t size) : Object(index), size_(size) {}
 
-  // Allocates a `Derived` built from `args` with room for `values`, which are copied.
-  template <typename... Args>
-  static ObjectRef<Derived> AllocateWith(absl::Span<const Value> values, Args&&... args) {
+  // Allocates a `Derived` built from `args` with room for `size` values; value i is a
+  // copy of `get(i)` (which returns a `const Value&`). Lets the VM build an object
+  // straight from scattered registers.
+  template <typename Get, typename... Args>
+  static ObjectRef<Derived> AllocateFrom(uint32_t size, Get&& get, Args&&... args) {
     static_assert(alignof(Derived) >= alignof(Value));
-    void* mem = ::operator new(sizeof(Derived) + values.size() * sizeof(Value));
-    auto* obj = new (mem) Derived(std::forward<Args>(args)..., static_cast<uint32_t>(values.size()));
+    void* mem = ::operator new(sizeof(Derived) + size * sizeof(Value));
+    auto* obj = new (mem) Derived(std::forward<Args>(args)..., size);
     Value* dst = obj->mutable_fields().data();
-    for (size_t i = 0; i < values.size(); ++i) new (dst + i) Value(values[i]);
+    for (uint32_t i = 0; i < size; ++i) new (dst + i) Value(get(i));
     ObjectAllocator<Derived>::SetDeleter(obj, [](Object* o) {
       auto* self = static_cast<Derived*>(o);
       for (Value& v : self->mutable_fields()) v.~Value();
@@ -63,7 +65,13 @@ class alignas(8) ADTObj : public internal::ValueArrayObject<ADTObj> {
  public:
   static constexpr TypeIndex kTypeIndex = TypeIndex::kADT;
   static ObjectRef<ADTObj> Create(uint32_t tag, absl::Span<const Value> fields) {
-    return AllocateWith(fields, tag);
+    return AllocateFrom(static_cast<uint32_t>(fields.size()),
+                        [&](uint32_t i) -> const Value& { return fields[i]; }, tag);
+  }
+  // An ADT whose field i is a copy of `get(i)`.
+  template <typename Get>
+  static ObjectRef<ADTObj> CreateFrom(uint32_t tag, uint32_t size, Get&& get) {
+    return AllocateFrom(size, std::forward<Get>(get), tag);
   }
   static ObjectRef<ADTObj> Tuple(absl::Span<const Value> fields) { return Create(0, fields); }
 
@@ -79,7 +87,13 @@ class alignas(8) ClosureObj : public internal::ValueArrayObject<ClosureObj> {
  public:
   static constexpr TypeIndex kTypeIndex = TypeIndex::kClosure;
   static ObjectRef<ClosureObj> Create(uint32_t func_index, absl::Span<const Value> captured) {
-    return AllocateWith(captured, func_index);
+    return AllocateFrom(static_cast<uint32_t>(captured.size()),
+                        [&](uint32_t i) -> const Value& { return captured[i]; }, func_index);
+  }
+  // A closure whose captured value i is a copy of `get(i)`.
+  template <typename Get>
+  static ObjectRef<ClosureObj> CreateFrom(uint32_t func_index, uint32_t size, Get&& get) {
+    return AllocateFrom(size, std::forward<Get>(get), func_index);
   }
 
   uint32_t func_index() const { return func_index_; }

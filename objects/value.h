@@ -61,6 +61,31 @@ class Value {
     kind_ = Kind::kNone;
   }
 
+  // Overwrite with an unboxed scalar, releasing what was held (the hot path of
+  // register arithmetic: no temporary Value).
+  void SetInt(int64_t v) {
+    Clear();
+    i_ = v;
+    kind_ = Kind::kInt;
+  }
+  void SetBool(bool v) {
+    Clear();
+    i_ = v ? 1 : 0;
+    kind_ = Kind::kBool;
+  }
+
+  // Fast paths for the interpreter's register moves. Both require this value to be
+  // kNone (as a freshly cleared register is): no release, no temporary.
+  void CopyIntoNone(const Value& other) {
+    i_ = other.i_;
+    kind_ = other.kind_;
+    if (kind_ == Kind::kObject) obj_->IncRef();
+  }
+  void MoveIntoNone(Value& other) {
+    i_ = other.i_;
+    kind_ = std::exchange(other.kind_, Kind::kNone);
+  }
+
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
   bool is_int() const { return kind_ == Kind::kInt; }

@@ -41,6 +41,14 @@ enum class Opcode : uint8_t {
 #undef DYNVM_OPCODE
   kNumOpcodes,
 };
+
+// kFormat<Opcode::kAddI> == "WRR": the operand format as a compile-time constant.
+namespace internal {
+#define DYNVM_OPCODE(name, mnemonic, format, meaning) \
+  inline constexpr std::string_view kFormat##name = format;
+#include "vm/opcodes.def"
+#undef DYNVM_OPCODE
+}  // namespace internal
 inline constexpr int kNumOpcodes = static_cast<int>(Opcode::kNumOpcodes);
 
 struct OpcodeInfo {
@@ -53,6 +61,17 @@ struct OpcodeInfo {
 const OpcodeInfo& GetOpcodeInfo(Opcode op);
 // The opcode named `mnemonic`, or NotFound.
 absl::StatusOr<Opcode> OpcodeFromMnemonic(std::string_view mnemonic);
+
+// The length in words of an instruction with opcode `op` when its format has no
+// variadic list, else 0. Lets the interpreter advance pc by a constant.
+constexpr uint32_t FixedLength(std::string_view format) {
+  uint32_t words = 1;
+  for (char letter : format) {
+    if (letter == '+' || letter == '#') return 0;
+    words += letter == 'L' ? 2 : 1;
+  }
+  return words;
+}
 
 inline constexpr uint32_t kMaxInstructionWords = (1u << 24) - 1;
 inline uint32_t MakeHeader(Opcode op, uint32_t length) {

@@ -1,10 +1,31 @@
 #include "vm/executable.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "vm/verifier.h"
 
 namespace dynvm::vm {
+
+std::string ValueSpecToString(const ValueSpec& spec) {
+  switch (spec.kind) {
+    case ValueSpec::Kind::kAny: return "any";
+    case ValueSpec::Kind::kInt: return "int";
+    case ValueSpec::Kind::kFloat: return "float";
+    case ValueSpec::Kind::kBool: return "bool";
+    case ValueSpec::Kind::kTensor: break;
+  }
+  auto dim = [](std::string* out, const DimSpec& d) {
+    if (d.extent >= 0) {
+      absl::StrAppend(out, d.extent);
+    } else {
+      absl::StrAppend(out, d.symbol.empty() ? "?" : d.symbol);
+    }
+  };
+  return absl::StrFormat("tensor %s[%s]", DTypeName(spec.dtype),
+                         absl::StrJoin(spec.dims, ", ", dim));
+}
 
 absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
     ExecutableSpec spec, const kernels::KernelRegistry& registry) {

@@ -53,6 +53,9 @@ struct ValueSpec {
   bool operator==(const ValueSpec&) const = default;
 };
 
+// "tensor f32[n, 768, ?]", "int", "any": the text of a spec, for messages and tools.
+std::string ValueSpecToString(const ValueSpec& spec);
+
 struct Function {
   std::string name;
   uint32_t num_registers = 0;     // the frame size; parameters are registers 0..n-1

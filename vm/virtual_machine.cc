@@ -1,0 +1,690 @@
+// The interpreter. One dispatch function (Run) keeps pc, the code pointer and the
+// register window in locals and jumps between handlers with computed goto (a switch
+// when DYNVM_NO_COMPUTED_GOTO is defined or the compiler lacks labels-as-values).
+// Handlers are short; anything that can fail or allocate goes through out-of-line
+// helpers that return a status. The verifier has already checked every operand, so
+// handlers only check what depends on run-time values (the kind of a register, shapes).
+#include "vm/virtual_machine.h"
+
+#include <bit>
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "objects/adt.h"
+#include "objects/ndarray.h"
+#include "objects/shape_tuple.h"
+#include "objects/storage.h"
+#include "objects/string_object.h"
+#include "vm/bytecode.h"
+
+#if defined(__GNUC__) && !defined(DYNVM_NO_COMPUTED_GOTO)
+#define DYNVM_COMPUTED_GOTO 1
+#endif
+
+namespace dynvm::vm {
+
+// A call in progress. `resume_pc` and `result_register` are set when this frame calls
+// another: where to continue and which of this frame's registers receives the result.
+struct VirtualMachine::Frame {
+  uint32_t function_index;
+  uint32_t resume_pc;
+  uint32_t result_register;
+  size_t base;
+};
+
+namespace {
+
+// The register stack never grows beyond this many values (16 bytes each).
+constexpr size_t kMaxStackRegisters = size_t{1} << 24;
+
+absl::Status KindError(const Value& v, uint32_t reg, std::string_view expected) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("register %d holds %s, expected %s", reg, v.TypeName(), expected));
+}
+
+absl::Status IntOverflow(std::string_view op, int64_t a, int64_t b) {
+  return absl::OutOfRangeError(absl::StrFormat("integer overflow in %d %s %d", a, op, b));
+}
+
+// Floor division and modulo on int64, with the two undefined cases made errors.
+absl::StatusOr<int64_t> FloorDiv(int64_t a, int64_t b, bool modulo) {
+  if (b == 0) return absl::InvalidArgumentError(absl::StrFormat("division of %d by zero", a));
+  if (a == INT64_MIN && b == -1) return IntOverflow(modulo ? "mod" : "/", a, b);
+  int64_t q = a / b, r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) {
+    --q;
+    r += b;
+  }
+  return modulo ? r : q;
+}
+
+// Whether `v`, which If found to be neither a bool nor an int, counts as true: it must
+// be a 0-d tensor, true when its element is non-zero.
+absl::StatusOr<bool> TensorTruthy(const Value& v, uint32_t reg) {
+  const NDArrayObj* t = v.As<NDArrayObj>();
+  if (t == nullptr) return KindError(v, reg, "a bool, an int or a 0-d tensor");
+  if (t->ndim() != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "condition is a tensor of shape %s, expected a 0-d tensor", ShapeToString(t->shape())));
+  }
+  const void* p = t->data();
+  switch (t->dtype()) {
+    case DType::kBool:
+    case DType::kU8:
+    case DType::kI8: return *static_cast<const uint8_t*>(p) != 0;
+    case DType::kI16: return *static_cast<const int16_t*>(p) != 0;
+    case DType::kI32: return *static_cast<const int32_t*>(p) != 0;
+    case DType::kI64: return *static_cast<const int64_t*>(p) != 0;
+    case DType::kF32: return *static_cast<const float*>(p) != 0.0f;
+    case DType::kF64: return *static_cast<const double*>(p) != 0.0;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("condition tensor of dtype %s", DTypeName(t->dtype())));
+  }
+}
+
+// The dims of a shape operand: a ShapeTuple, or a 1-d i64/i32 tensor.
+absl::StatusOr<Shape> ShapeOperand(const Value& v, uint32_t reg) {
+  if (const ShapeTupleObj* s = v.As<ShapeTupleObj>()) return s->dims();
+  const NDArrayObj* t = v.As<NDArrayObj>();
+  if (t == nullptr || t->ndim() != 1 ||
+      (t->dtype() != DType::kI64 && t->dtype() != DType::kI32)) {
+    return KindError(v, reg, "a shape or a 1-d i64/i32 tensor");
+  }
+  if (t->num_elements() > kMaxRank) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("shape of rank %d above the maximum %d", t->num_elements(), kMaxRank));
+  }
+  Shape dims(static_cast<size_t>(t->num_elements()));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    dims[i] = t->dtype() == DType::kI64 ? t->data_as<int64_t>()[i] : t->data_as<int32_t>()[i];
+  }
+  return dims;
+}
+
+int64_t Read64(const uint32_t* words) {
+  return static_cast<int64_t>(uint64_t{words[0]} | (uint64_t{words[1]} << 32));
+}
+
+absl::StatusOr<Value> AllocTensor(const Value& storage_value, uint32_t storage_reg,
+                                  int64_t offset, uint32_t dtype,
+                                  absl::Span<const int64_t> dims) {
+  StorageObj* storage = storage_value.As<StorageObj>();
+  if (storage == nullptr) return KindError(storage_value, storage_reg, "a storage");
+  if (offset < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("negative tensor offset %d", offset));
+  }
+  DYNVM_ASSIGN_OR_RETURN(NDArray t, NDArrayObj::Create(Storage(storage), static_cast<size_t>(offset),
+                                                       static_cast<DType>(dtype), dims));
+  return Value(std::move(t));
+}
+
+}  // namespace
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable, VmOptions options)
+    : executable_(std::move(executable)),
+      options_(std::move(options)),
+      allocator_(options_.allocator ? options_.allocator : MakePooledAllocator()) {
+  frames_.reserve(64);
+  size_t max_arity = 0;
+  for (const KernelEntry& entry : executable_->spec().kernels) {
+    max_arity = std::max<size_t>(max_arity, entry.num_inputs + entry.num_outputs);
+  }
+  kernel_args_.resize(max_arity);
+  uint32_t max_frame = 0;
+  for (const Function& function : executable_->functions()) {
+    max_frame = std::max(max_frame, function.num_registers);
+  }
+  // TailInvoke passes at most its callee's parameters, which fit in its frame.
+  scratch_.resize(max_frame);
+}
+
+VirtualMachine::~VirtualMachine() = default;
+
+absl::Status VirtualMachine::EnsureRegisters(size_t count) {
+  if (count <= registers_.size()) return absl::OkStatus();
+  if (count > kMaxStackRegisters) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "register stack of %d values exceeds the limit of %d", count, kMaxStackRegisters));
+  }
+  registers_.resize(std::max(count, std::min(2 * registers_.size(), kMaxStackRegisters)));
+  return absl::OkStatus();
+}
+
+void VirtualMachine::Unwind() {
+  if (!frames_.empty()) {
+    const Frame& top = frames_.back();
+    const size_t end = top.base + executable_->function(top.function_index).num_registers;
+    for (size_t i = 0; i < end; ++i) registers_[i].Clear();
+  }
+  frames_.clear();
+}
+
+absl::Status VirtualMachine::CheckArguments(const Function& function,
+                                            absl::Span<const Value> args) const {
+  if (args.size() != function.params.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "function '%s' takes %d arguments, got %d", function.name, function.params.size(),
+        args.size()));
+  }
+  // Symbols bound so far: (name, extent, argument that bound it). Few per signature.
+  struct Binding {
+    const std::string* symbol;
+    int64_t extent;
+    size_t arg;
+  };
+  absl::InlinedVector<Binding, 8> bound;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ValueSpec& spec = function.params[i];
+    const Value& arg = args[i];
+    auto mismatch = [&](std::string_view detail) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "argument %d ('%s') of '%s': expected %s, %s", i, spec.name, function.name,
+          ValueSpecToString(spec), detail));
+    };
+    switch (spec.kind) {
+      case ValueSpec::Kind::kAny: continue;
+      case ValueSpec::Kind::kInt:
+        if (!arg.is_int()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
+        continue;
+      case ValueSpec::Kind::kFloat:
+        if (!arg.is_float()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
+        continue;
+      case ValueSpec::Kind::kBool:
+        if (!arg.is_bool()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
+        continue;
+      case ValueSpec::Kind::kTensor: break;
+    }
+    const NDArrayObj* t = arg.As<NDArrayObj>();
+    if (t == nullptr) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
+    const std::string got = absl::StrFormat("got %s%s", DTypeName(t->dtype()), ShapeToString(t->shape()));
+    if (t->dtype() != spec.dtype) return mismatch(absl::StrFormat("%s: wrong dtype", got));
+    if (static_cast<size_t>(t->ndim()) != spec.dims.size()) {
+      return mismatch(absl::StrFormat("%s: rank %d, expected %d", got, t->ndim(), spec.dims.size()));
+    }
+    for (size_t d = 0; d < spec.dims.size(); ++d) {
+      const DimSpec& dim = spec.dims[d];
+      const int64_t extent = t->shape()[d];
+      if (dim.extent >= 0 && extent != dim.extent) {
+        return mismatch(absl::StrFormat("%s: dim %d is %d, expected %d", got, d, extent, dim.extent));
+      }
+      if (dim.symbol.empty()) continue;
+      auto it = std::find_if(bound.begin(), bound.end(),
+                             [&](const Binding& b) { return *b.symbol == dim.symbol; });
+      if (it == bound.end()) {
+        bound.push_back({&dim.symbol, extent, i});
+      } else if (it->extent != extent) {
+        return mismatch(absl::StrFormat("%s: dim %d is %d but %s = %d from argument %d ('%s')",
+                                        got, d, extent, dim.symbol, it->extent, it->arg,
+                                        function.params[it->arg].name));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
+                                             absl::Span<const Value> args) {
+  std::optional<uint32_t> index = executable_->FunctionIndex(function);
+  if (!index) {
+    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
+  }
+  return Invoke(*index, args);
+}
+
+absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
+                                             absl::Span<const Value> args) {
+  if (function_index >= executable_->functions().size()) {
+    return absl::NotFoundError(absl::StrFormat("function index %d out of range: %d functions",
+                                               function_index, executable_->functions().size()));
+  }
+  const Function& function = executable_->function(function_index);
+  DYNVM_RETURN_IF_ERROR(CheckArguments(function, args));
+  DYNVM_RETURN_IF_ERROR(EnsureRegisters(function.num_registers));
+  for (size_t i = 0; i < args.size(); ++i) registers_[i] = args[i];
+  frames_.push_back(Frame{function_index, 0, 0, 0});
+  steps_left_ = options_.max_steps > 0 ? options_.max_steps : INT64_MAX;
+  absl::StatusOr<Value> result = Run();
+  if (!result.ok()) Unwind();
+  return result;
+}
+
+namespace {
+
+// Annotates a failure of the instruction at `pc` of `function`.
+absl::Status AtInstruction(const absl::Status& status, const Function& function,
+                                  uint32_t pc) {
+  const Opcode op = static_cast<Opcode>(HeaderOpcode(function.code[pc]));
+  return absl::Status(status.code(),
+                      absl::StrFormat("function '%s', instruction %d (%s): %s", function.name,
+                                      pc, GetOpcodeInfo(op).mnemonic, status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<Value> VirtualMachine::Run() {
+  const Executable& exe = *executable_;
+  const Function* func = &exe.function(frames_.back().function_index);
+  // The instruction pointer into func->code; pc offsets are only computed at calls
+  // and for messages.
+  const uint32_t* ip = func->code.data();
+  Value* regs = registers_.data();
+  absl::Status status;
+
+#define OPND(i) ip[1 + (i)]
+#define REG(i) regs[OPND(i)]
+// Advances past the current instruction: by a constant for fixed formats, else by the
+// header's length. Used only inside CASE(name), which defines kThisFormat.
+#define NEXT()                                                          \
+  do {                                                                  \
+    constexpr uint32_t kFixed = FixedLength(kThisFormat);               \
+    ip += kFixed != 0 ? kFixed : HeaderLength(*ip);                      \
+  } while (false)
+#define FAIL(expr)   \
+  do {               \
+    status = (expr); \
+    goto fail;       \
+  } while (false)
+#define TRY(expr)                                  \
+  do {                                             \
+    absl::Status dynvm_try_ = (expr);              \
+    if (!dynvm_try_.ok()) FAIL(std::move(dynvm_try_)); \
+  } while (false)
+
+#ifdef DYNVM_COMPUTED_GOTO
+  static constexpr void* kDispatch[] = {
+#define DYNVM_OPCODE(name, mnemonic, format, meaning) &&op_##name,
+#include "vm/opcodes.def"
+#undef DYNVM_OPCODE
+  };
+#define DISPATCH() goto* kDispatch[HeaderOpcode(*ip)]
+// Each handler body runs inside an `if constexpr` whose init-statement names the
+// opcode's format, so NEXT() can advance by a compile-time length.
+#define CASE(name) \
+  op_##name:       \
+  if constexpr ([[maybe_unused]] constexpr std::string_view kThisFormat = internal::kFormat##name; true)
+  DISPATCH();
+#else
+#define DISPATCH() continue
+#define CASE(name)      \
+  case Opcode::k##name: \
+  if constexpr ([[maybe_unused]] constexpr std::string_view kThisFormat = internal::kFormat##name; true)
+  for (;;) {
+    switch (static_cast<Opcode>(HeaderOpcode(*ip))) {
+#endif
+
+  CASE(Move) {
+    REG(0) = REG(1);
+    NEXT();
+    DISPATCH();
+  }
+  CASE(Ret) {
+    Value result = std::move(REG(0));
+    for (uint32_t i = 0; i < func->num_registers; ++i) regs[i].Clear();
+    frames_.pop_back();
+    if (frames_.empty()) return result;
+    const Frame& caller = frames_.back();
+    func = &exe.function(caller.function_index);
+    ip = func->code.data() + caller.resume_pc;
+    regs = registers_.data() + caller.base;
+    regs[caller.result_register] = std::move(result);
+    DISPATCH();
+  }
+  CASE(Fatal) {
+    const std::string& message = exe.constant(OPND(0)).As<StringObj>()->value();
+    FAIL(absl::AbortedError(absl::StrFormat("fatal: %s", message)));
+  }
+  CASE(Goto) {
+    const int32_t offset = static_cast<int32_t>(OPND(0));
+    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    ip += offset;
+    DISPATCH();
+  }
+  CASE(If) {
+    const Value& cond = REG(0);
+    bool truth;
+    if (cond.is_bool() || cond.is_int()) [[likely]] {
+      truth = cond.int_value() != 0;
+    } else {
+      absl::StatusOr<bool> t = TensorTruthy(cond, OPND(0));
+      if (!t.ok()) FAIL(t.status());
+      truth = *t;
+    }
+    const int32_t offset = static_cast<int32_t>(truth ? OPND(1) : OPND(2));
+    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    ip += offset;
+    DISPATCH();
+  }
+  CASE(Invoke) {
+    const uint32_t callee_index = OPND(1);
+    const Function& callee = exe.function(callee_index);
+    const uint32_t n = OPND(2);
+    const size_t base = frames_.back().base + func->num_registers;
+    if (frames_.size() >= options_.max_call_depth) [[unlikely]] FAIL(DepthError(callee));
+    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (base + callee.num_registers > registers_.size()) [[unlikely]] {
+      TRY(EnsureRegisters(base + callee.num_registers));
+      regs = registers_.data() + frames_.back().base;
+    }
+    Value* callee_regs = registers_.data() + base;
+    for (uint32_t i = 0; i < n; ++i) callee_regs[i].CopyIntoNone(regs[OPND(3 + i)]);
+    Frame& caller = frames_.back();
+    caller.result_register = OPND(0);
+    NEXT();
+    caller.resume_pc = static_cast<uint32_t>(ip - func->code.data());
+    frames_.push_back(Frame{callee_index, 0, 0, base});
+    func = &callee;
+    ip = callee.code.data();
+    regs = callee_regs;
+    DISPATCH();
+  }
+  CASE(TailInvoke) {
+    const uint32_t callee_index = OPND(0);
+    const Function& callee = exe.function(callee_index);
+    const uint32_t n = OPND(1);
+    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    // Stage the arguments first: they may name any register of the frame. scratch_ is
+    // all kNone between uses and holds the largest frame's worth.
+    Value* stage = scratch_.data();
+    for (uint32_t i = 0; i < n; ++i) stage[i].CopyIntoNone(REG(2 + i));
+    // The frame is reused as is: its registers are released when overwritten or at
+    // Ret. Only the part the callee does not cover is cleared now, to keep every
+    // register above the top frame kNone (what Invoke relies on).
+    for (uint32_t i = callee.num_registers, end = func->num_registers; i < end; ++i) {
+      regs[i].Clear();
+    }
+    const size_t base = frames_.back().base;
+    if (base + callee.num_registers > registers_.size()) [[unlikely]] {
+      absl::Status grown = EnsureRegisters(base + callee.num_registers);
+      if (!grown.ok()) {
+        for (uint32_t i = 0; i < n; ++i) stage[i].Clear();
+        FAIL(std::move(grown));
+      }
+      regs = registers_.data() + base;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      regs[i].Clear();
+      regs[i].MoveIntoNone(stage[i]);
+    }
+    frames_.back().function_index = callee_index;
+    func = &callee;
+    ip = callee.code.data();
+    DISPATCH();
+  }
+  CASE(InvokeClosure) {
+    const ClosureObj* closure = REG(1).As<ClosureObj>();
+    if (closure == nullptr) FAIL(KindError(REG(1), OPND(1), "a closure"));
+    const Function& callee = exe.function(closure->func_index());
+    const uint32_t n = OPND(2);
+    const uint32_t captured = closure->size();
+    if (captured + n != callee.num_params()) {
+      FAIL(absl::InvalidArgumentError(absl::StrFormat(
+          "closure of '%s' captured %d values and is called with %d arguments: it takes %d",
+          callee.name, captured, n, callee.num_params())));
+    }
+    const size_t base = frames_.back().base + func->num_registers;
+    if (frames_.size() >= options_.max_call_depth) [[unlikely]] FAIL(DepthError(callee));
+    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    // `closure` stays valid across a regrowth of the stack: moved Values keep pointing
+    // at the same object.
+    if (base + callee.num_registers > registers_.size()) [[unlikely]] {
+      TRY(EnsureRegisters(base + callee.num_registers));
+      regs = registers_.data() + frames_.back().base;
+    }
+    Value* callee_regs = registers_.data() + base;
+    for (uint32_t i = 0; i < captured; ++i) callee_regs[i].CopyIntoNone(closure->fields()[i]);
+    for (uint32_t i = 0; i < n; ++i) callee_regs[captured + i].CopyIntoNone(regs[OPND(3 + i)]);
+    Frame& caller = frames_.back();
+    caller.result_register = OPND(0);
+    NEXT();
+    caller.resume_pc = static_cast<uint32_t>(ip - func->code.data());
+    frames_.push_back(Frame{closure->func_index(), 0, 0, base});
+    func = &callee;
+    ip = callee.code.data();
+    regs = callee_regs;
+    DISPATCH();
+  }
+  CASE(InvokePacked) {
+    const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
+    const uint32_t n = OPND(2);
+    NDArrayObj** args = kernel_args_.data();
+    for (uint32_t i = 0; i < n; ++i) {
+      args[i] = REG(3 + i).As<NDArrayObj>();
+      if (args[i] == nullptr) {
+        FAIL(absl::InvalidArgumentError(absl::StrFormat(
+            "argument %d of kernel '%s': register %d holds %s, expected a tensor", i,
+            kernel.name(), OPND(3 + i), REG(3 + i).TypeName())));
+      }
+    }
+    absl::Status kernel_status = kernel.Call(args);
+    if (!kernel_status.ok()) {
+      FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
+                                                              kernel_status.message())));
+    }
+    NEXT();
+    DISPATCH();
+  }
+  CASE(AllocStorage) {
+    const Value& size = REG(1);
+    if (!size.is_int()) FAIL(KindError(size, OPND(1), "an int byte count"));
+    if (size.int_value() < 0) {
+      FAIL(absl::InvalidArgumentError(
+          absl::StrFormat("negative storage size %d", size.int_value())));
+    }
+    absl::StatusOr<Storage> storage =
+        AllocateStorage(allocator_, static_cast<size_t>(size.int_value()));
+    if (!storage.ok()) FAIL(storage.status());
+    REG(0) = Value(*std::move(storage));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(AllocTensor) {
+    // Operands: dst, storage, offset (2 words), dtype, rank, rank x dim (2 words each).
+    const uint32_t rank = OPND(5);
+    int64_t dims[kMaxRank];
+    for (uint32_t i = 0; i < rank; ++i) dims[i] = Read64(&OPND(6 + 2 * i));
+    absl::StatusOr<Value> t =
+        AllocTensor(REG(1), OPND(1), Read64(&OPND(2)), OPND(4), absl::MakeConstSpan(dims, rank));
+    if (!t.ok()) FAIL(t.status());
+    REG(0) = *std::move(t);
+    NEXT();
+    DISPATCH();
+  }
+  CASE(AllocTensorReg) {
+    const Value& offset = REG(2);
+    if (!offset.is_int()) FAIL(KindError(offset, OPND(2), "an int byte offset"));
+    absl::StatusOr<Shape> shape = ShapeOperand(REG(4), OPND(4));
+    if (!shape.ok()) FAIL(shape.status());
+    absl::StatusOr<Value> t = AllocTensor(REG(1), OPND(1), offset.int_value(), OPND(3), *shape);
+    if (!t.ok()) FAIL(t.status());
+    REG(0) = *std::move(t);
+    NEXT();
+    DISPATCH();
+  }
+  CASE(AllocADT) {
+    const uint32_t n = OPND(2);
+    // Captures by value: taking the address of pc/regs would keep them out of registers.
+    const uint32_t* list = &OPND(3);
+    Value* frame = regs;
+    REG(0) = Value(ADTObj::CreateFrom(
+        OPND(1), n, [frame, list](uint32_t i) -> const Value& { return frame[list[i]]; }));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(AllocClosure) {
+    const uint32_t n = OPND(2);
+    const uint32_t* list = &OPND(3);
+    Value* frame = regs;
+    REG(0) = Value(ClosureObj::CreateFrom(
+        OPND(1), n, [frame, list](uint32_t i) -> const Value& { return frame[list[i]]; }));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(GetField) {
+    const ADTObj* adt = REG(1).As<ADTObj>();
+    if (adt == nullptr) FAIL(KindError(REG(1), OPND(1), "an adt"));
+    if (OPND(2) >= adt->size()) {
+      FAIL(absl::OutOfRangeError(absl::StrFormat("field %d of an adt (tag %d) with %d fields",
+                                                 OPND(2), adt->tag(), adt->size())));
+    }
+    REG(0) = Value(adt->fields()[OPND(2)]);
+    NEXT();
+    DISPATCH();
+  }
+  CASE(GetTag) {
+    const ADTObj* adt = REG(1).As<ADTObj>();
+    if (adt == nullptr) FAIL(KindError(REG(1), OPND(1), "an adt"));
+    REG(0).SetInt(adt->tag());
+    NEXT();
+    DISPATCH();
+  }
+  CASE(LoadConst) {
+    REG(0) = exe.constant(OPND(1));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(LoadConsti) {
+    REG(0).SetInt(Read64(&OPND(1)));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(LoadConstf) {
+    REG(0) = Value::Float(std::bit_cast<double>(Read64(&OPND(1))));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(ShapeOf) {
+    const NDArrayObj* t = REG(1).As<NDArrayObj>();
+    if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+    REG(0) = Value(MakeObject<ShapeTupleObj>(t->shape()));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(Dim) {
+    const Value& v = REG(1);
+    const Shape* shape = nullptr;
+    if (const NDArrayObj* t = v.As<NDArrayObj>()) shape = &t->shape();
+    if (const ShapeTupleObj* s = v.As<ShapeTupleObj>()) shape = &s->dims();
+    if (shape == nullptr) FAIL(KindError(v, OPND(1), "a tensor or a shape"));
+    if (OPND(2) >= shape->size()) {
+      FAIL(absl::OutOfRangeError(
+          absl::StrFormat("axis %d of a shape of rank %d", OPND(2), shape->size())));
+    }
+    REG(0).SetInt((*shape)[OPND(2)]);
+    NEXT();
+    DISPATCH();
+  }
+  CASE(MakeShape) {
+    const uint32_t n = OPND(1);
+    if (n > static_cast<uint32_t>(kMaxRank)) {
+      FAIL(absl::InvalidArgumentError(
+          absl::StrFormat("shape of rank %d above the maximum %d", n, kMaxRank)));
+    }
+    int64_t dims[kMaxRank];
+    for (uint32_t i = 0; i < n; ++i) {
+      const Value& d = REG(2 + i);
+      if (!d.is_int()) FAIL(KindError(d, OPND(2 + i), "an int dimension"));
+      dims[i] = d.int_value();
+    }
+    TRY(ShapeNumElements(absl::MakeConstSpan(dims, n)).status());
+    REG(0) = Value(MakeObject<ShapeTupleObj>(absl::MakeConstSpan(dims, n)));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(ReshapeTensor) {
+    NDArrayObj* t = REG(1).As<NDArrayObj>();
+    if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+    absl::StatusOr<Shape> shape = ShapeOperand(REG(2), OPND(2));
+    if (!shape.ok()) FAIL(shape.status());
+    absl::StatusOr<NDArray> view = Reshape(NDArray(t), *shape);
+    if (!view.ok()) FAIL(view.status());
+    REG(0) = Value(*std::move(view));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(DeviceCopy) {
+    NDArrayObj* t = REG(1).As<NDArrayObj>();
+    if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+    absl::StatusOr<NDArray> copy = Copy(NDArray(t), allocator_);
+    if (!copy.ok()) FAIL(copy.status());
+    REG(0) = Value(*std::move(copy));
+    NEXT();
+    DISPATCH();
+  }
+  CASE(KillRegister) {
+    REG(0).Clear();
+    NEXT();
+    DISPATCH();
+  }
+
+// Integer instructions: both operands must be unboxed ints. `body` computes `r` from
+// `a` and `b` and may FAIL.
+#define DYNVM_INT_OP(name, body)                                            \
+  CASE(name) {                                                              \
+    const Value& va = REG(1);                                               \
+    const Value& vb = REG(2);                                               \
+    if (!va.is_int()) [[unlikely]] FAIL(KindError(va, OPND(1), "an int"));  \
+    if (!vb.is_int()) [[unlikely]] FAIL(KindError(vb, OPND(2), "an int"));  \
+    const int64_t a = va.int_value(), b = vb.int_value();                   \
+    body;                                                                   \
+    NEXT();                                                                 \
+    DISPATCH();                                                             \
+  }
+#define DYNVM_CHECKED(builtin, sym)                              \
+  int64_t r;                                                     \
+  if (builtin(a, b, &r)) FAIL(IntOverflow(sym, a, b));           \
+  REG(0).SetInt(r)
+#define DYNVM_DIVISION(modulo)                                   \
+  absl::StatusOr<int64_t> r = FloorDiv(a, b, modulo);            \
+  if (!r.ok()) FAIL(r.status());                                 \
+  REG(0).SetInt(*r)
+
+  DYNVM_INT_OP(AddI, DYNVM_CHECKED(__builtin_add_overflow, "+"))
+  DYNVM_INT_OP(SubI, DYNVM_CHECKED(__builtin_sub_overflow, "-"))
+  DYNVM_INT_OP(MulI, DYNVM_CHECKED(__builtin_mul_overflow, "*"))
+  DYNVM_INT_OP(DivI, DYNVM_DIVISION(false))
+  DYNVM_INT_OP(ModI, DYNVM_DIVISION(true))
+  DYNVM_INT_OP(MinI, REG(0).SetInt(a < b ? a : b))
+  DYNVM_INT_OP(MaxI, REG(0).SetInt(a > b ? a : b))
+  DYNVM_INT_OP(EqI, REG(0).SetBool(a == b))
+  DYNVM_INT_OP(NeI, REG(0).SetBool(a != b))
+  DYNVM_INT_OP(LtI, REG(0).SetBool(a < b))
+  DYNVM_INT_OP(LeI, REG(0).SetBool(a <= b))
+
+#undef DYNVM_INT_OP
+#undef DYNVM_CHECKED
+#undef DYNVM_DIVISION
+
+#ifndef DYNVM_COMPUTED_GOTO
+      case Opcode::kNumOpcodes: break;
+    }
+    FAIL(absl::InternalError("unreachable opcode"));
+  }
+#endif
+
+fail:
+  return AtInstruction(status, *func, static_cast<uint32_t>(ip - func->code.data()));
+
+#undef OPND
+#undef REG
+#undef NEXT
+#undef FAIL
+#undef TRY
+#undef DISPATCH
+#undef CASE
+}
+
+absl::Status VirtualMachine::StepsError() const {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "step limit of %d calls and backward jumps exceeded", options_.max_steps));
+}
+
+absl::Status VirtualMachine::DepthError(const Function& callee) const {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "call depth limit %d exceeded calling '%s'", options_.max_call_depth, callee.name));
+}
+
+}  // namespace dynvm::vm

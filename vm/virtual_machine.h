@@ -1,0 +1,91 @@
+// VirtualMachine: runs the functions of a shared Executable.
+//
+// A VM owns one contiguous register stack; each call's frame is a window on it, so a
+// call allocates nothing once the stack has grown to the program's depth, and a tail
+// call reuses the caller's frame (recursion that expresses a loop runs in constant
+// space). A VM is used by one thread at a time; make one per thread and share the
+// Executable between them.
+//
+// Arguments are checked against the function's signature before anything runs (count,
+// dtype, rank, constant dims, and symbolic dims bound consistently across inputs).
+// Every failure — bad arguments, Fatal, a kernel's error, the call-depth limit — ends
+// the invocation with a status naming the function and instruction, releases what the
+// frames held, and leaves the VM ready for the next call.
+//
+//   vm::VirtualMachine machine(exe);
+//   absl::StatusOr<Value> out = machine.Invoke("main", {Value(x), Value(y)});
+#ifndef DYNVM_VM_VIRTUAL_MACHINE_H_
+#define DYNVM_VM_VIRTUAL_MACHINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "objects/allocator.h"
+#include "objects/value.h"
+#include "vm/executable.h"
+
+namespace dynvm::vm {
+
+struct VmOptions {
+  // Frames deeper than this end the invocation with ResourceExhausted.
+  uint32_t max_call_depth = 10000;
+  // Calls and backward jumps one invocation may make before it ends with
+  // ResourceExhausted; bounds the time a hostile or buggy program can take. 0: no limit.
+  int64_t max_steps = 0;
+  // Where AllocStorage gets memory. Null: a pooled allocator private to this VM.
+  std::shared_ptr<Allocator> allocator;
+};
+
+class VirtualMachine {
+ public:
+  explicit VirtualMachine(std::shared_ptr<const Executable> executable, VmOptions options = {});
+  ~VirtualMachine();
+  VirtualMachine(const VirtualMachine&) = delete;
+  VirtualMachine& operator=(const VirtualMachine&) = delete;
+
+  // Runs the function called `function` on `args`. NotFound for an unknown name;
+  // InvalidArgument when the arguments do not match the signature; otherwise the
+  // status of the run.
+  absl::StatusOr<Value> Invoke(std::string_view function, absl::Span<const Value> args);
+  // The same, by index into executable().functions().
+  absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args);
+
+  // OK if `args` fit the signature of `function`, else InvalidArgument naming the
+  // argument and what was expected.
+  absl::Status CheckArguments(const Function& function, absl::Span<const Value> args) const;
+
+  const Executable& executable() const { return *executable_; }
+  const std::shared_ptr<Allocator>& allocator() const { return allocator_; }
+  // Registers reserved on the stack; grows only when a call goes deeper than before.
+  size_t register_stack_capacity() const { return registers_.size(); }
+
+ private:
+  struct Frame;
+
+  // The dispatch loop: runs the frame on top of frames_ until it returns.
+  absl::StatusOr<Value> Run();
+  // Grows the register stack to hold `count` registers (ResourceExhausted past the
+  // limit). Invalidates pointers into it.
+  absl::Status EnsureRegisters(size_t count);
+  // Releases every register of every frame and drops the frames (after an error).
+  void Unwind();
+  absl::Status DepthError(const Function& callee) const;
+  absl::Status StepsError() const;
+
+  std::shared_ptr<const Executable> executable_;
+  VmOptions options_;
+  std::shared_ptr<Allocator> allocator_;
+  std::vector<Value> registers_;
+  std::vector<Frame> frames_;
+  int64_t steps_left_ = 0;                // of options_.max_steps, in this invocation
+  std::vector<Value> scratch_;            // TailInvoke's arguments in flight
+  std::vector<NDArrayObj*> kernel_args_;  // InvokePacked's tensors, sized at construction
+};
+
+}  // namespace dynvm::vm
+
+#endif  // DYNVM_VM_VIRTUAL_MACHINE_H_
