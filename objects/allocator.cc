@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +15,15 @@ namespace dynvm {
 namespace {
 
 size_t RoundUp(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+// No request above this is served whatever the options say: rounding a larger one up to
+// its size class would wrap around to a tiny buffer.
+constexpr size_t kLargestRequest = std::numeric_limits<size_t>::max() / 2;
+
+// The effective limit of `options`.
+size_t Limit(const AllocatorOptions& options) {
+  return std::min(options.max_allocation_bytes, kLargestRequest);
+}
 
 absl::Status TooLarge(size_t nbytes, size_t limit) {
   return absl::ResourceExhaustedError(absl::StrFormat(
@@ -36,8 +46,8 @@ class NaiveAllocator final : public Allocator {
   explicit NaiveAllocator(AllocatorOptions options) : options_(options) {}
 
   absl::StatusOr<Buffer> Allocate(size_t nbytes) override {
-    if (nbytes > options_.max_allocation_bytes) {
-      return TooLarge(nbytes, options_.max_allocation_bytes);
+    if (nbytes > Limit(options_)) {
+      return TooLarge(nbytes, Limit(options_));
     }
     size_t size = RoundUp(nbytes, kAllocAlignment);
     absl::StatusOr<void*> data = SystemAllocate(size);
@@ -73,8 +83,8 @@ class PooledAllocator final : public Allocator {
   ~PooledAllocator() override { ReleaseCached(); }
 
   absl::StatusOr<Buffer> Allocate(size_t nbytes) override {
-    if (nbytes > options_.max_allocation_bytes) {
-      return TooLarge(nbytes, options_.max_allocation_bytes);
+    if (nbytes > Limit(options_)) {
+      return TooLarge(nbytes, Limit(options_));
     }
     size_t size = PoolSizeClass(nbytes);
     {

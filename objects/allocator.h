@@ -53,7 +53,8 @@ class Allocator {
 };
 
 struct AllocatorOptions {
-  // The largest single request served; larger ones fail with ResourceExhausted.
+  // The largest single request served; larger ones fail with ResourceExhausted. Requests
+  // above SIZE_MAX / 2 are refused whatever this says.
   size_t max_allocation_bytes = size_t{64} << 30;
 };
 

@@ -143,7 +143,11 @@ absl::StatusOr<NDArray> FromDLPack(DLManagedTensor* tensor) {
   if (reinterpret_cast<uintptr_t>(data) % DTypeSize(dtype) != 0) {
     return absl::InvalidArgumentError("DLPack tensor data is not aligned to its element size");
   }
-  size_t nbytes = static_cast<size_t>(count) * DTypeSize(dtype);
+  size_t nbytes;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), DTypeSize(dtype), &nbytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "byte size of DLPack tensor %s %s overflows", DTypeName(dtype), ShapeToString(shape)));
+  }
   ObjectRef<Object> owner = MakeOpaque([tensor] {
     if (tensor->deleter != nullptr) tensor->deleter(tensor);
   });

@@ -1,5 +1,6 @@
 #include "vm/bytecode.h"
 
+#include <algorithm>
 #include <array>
 
 #include "absl/status/status.h"
@@ -121,7 +122,8 @@ absl::Status EncodeInstruction(const Instruction& inst, std::vector<uint32_t>* c
     if (next >= inst.operands.size()) {
       code->resize(start);
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s takes %d operands, got %d", info.mnemonic, info.format.size() - has_list,
+          "%s takes %d operands, got %d", info.mnemonic,
+          std::count_if(info.format.begin(), info.format.end(), [](char c) { return !IsList(c); }),
           inst.operands.size()));
     }
     const int64_t v = inst.operands[next++];

@@ -1,0 +1,591 @@
+// Tests of the elementwise binary kernels (kernels/binary.cc) against a scalar reference
+// written here, on random and hand-picked broadcast shapes; of numpy broadcasting
+// (kernels/broadcast.h); of the kernel wrappers' errors; and of KernelRegistry
+// (kernels/kernel.h).
+//
+// Tolerances: one IEEE operation is correctly rounded, so a float result may differ from
+// the reference computed in a wider type only by the final rounding, at most half an
+// ulp of the result type. We allow one ulp relative (|got - ref| <= eps * |ref|, plus
+// the smallest normal for results near zero). Integers are compared exactly.
+#include "kernels/binary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/broadcast.h"
+#include "kernels/kernel.h"
+#include "objects/allocator.h"
+#include "objects/ndarray.h"
+
+namespace dynvm::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* const kOps[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
+
+std::shared_ptr<Allocator> Alloc() {
+  static auto* allocator = new std::shared_ptr<Allocator>(MakeNaiveAllocator());
+  return *allocator;
+}
+
+template <typename T>
+constexpr DType DTypeOf() {
+  if constexpr (std::is_same_v<T, float>) return DType::kF32;
+  if constexpr (std::is_same_v<T, double>) return DType::kF64;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::kI32;
+  if constexpr (std::is_same_v<T, int64_t>) return DType::kI64;
+}
+
+template <typename T>
+NDArray MakeArray(const std::vector<int64_t>& shape, const std::vector<T>& values) {
+  NDArray a = *NDArrayObj::Empty(shape, DTypeOf<T>(), Alloc());
+  EXPECT_EQ(static_cast<size_t>(a->num_elements()), values.size());
+  if (!values.empty()) std::memcpy(a->data(), values.data(), values.size() * sizeof(T));
+  return a;
+}
+
+template <typename T>
+std::vector<T> Elements(const NDArray& a) {
+  const T* p = a->data_as<T>();
+  return std::vector<T>(p, p + a->num_elements());
+}
+
+absl::Status RunKernel(std::string_view op, const NDArray& a, const NDArray& b, const NDArray& c) {
+  absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind(op, {}, 2, 1);
+  if (!k.ok()) return k.status();
+  NDArrayObj* args[] = {a.get(), b.get(), c.get()};
+  return k->Call(args);
+}
+
+// ---------------------------------------------------------------------------------------
+// The scalar reference: deliberately naive, one output element at a time.
+
+// Integer semantics documented by binary.cc: add, subtract and multiply wrap (two's
+// complement); divide truncates toward zero, x / 0 == 0 and MIN / -1 == MIN.
+template <typename T>
+T RefInt(std::string_view op, T a, T b) {
+  T r;
+  if (op == "add") {
+    __builtin_add_overflow(a, b, &r);
+    return r;
+  }
+  if (op == "subtract") {
+    __builtin_sub_overflow(a, b, &r);
+    return r;
+  }
+  if (op == "multiply") {
+    __builtin_mul_overflow(a, b, &r);
+    return r;
+  }
+  if (op == "divide") {
+    if (b == 0) return 0;
+    if (b == -1) {
+      __builtin_mul_overflow(a, T{-1}, &r);  // -MIN wraps to MIN
+      return r;
+    }
+    return a / b;
+  }
+  if (op == "maximum") return a > b ? a : b;
+  if (op == "minimum") return a < b ? a : b;
+  ADD_FAILURE() << "unknown op " << op;
+  return 0;
+}
+
+// Floats: the exact operation in long double, rounded once at the comparison.
+long double RefFloat(std::string_view op, long double a, long double b) {
+  if (op == "add") return a + b;
+  if (op == "subtract") return a - b;
+  if (op == "multiply") return a * b;
+  if (op == "divide") return a / b;
+  if (op == "maximum") return a > b ? a : b;
+  if (op == "minimum") return a < b ? a : b;
+  ADD_FAILURE() << "unknown op " << op;
+  return 0;
+}
+
+// Row-major flat index into an operand of `shape` (right-aligned with the output) for
+// the output multi-index `out_index`; size-1 axes repeat.
+int64_t OperandIndex(const std::vector<int64_t>& shape, const std::vector<int64_t>& out_index) {
+  const size_t lead = out_index.size() - shape.size();
+  int64_t flat = 0;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    flat = flat * shape[k] + (shape[k] == 1 ? 0 : out_index[lead + k]);
+  }
+  return flat;
+}
+
+template <typename T>
+void ExpectMatchesReference(std::string_view op, const std::vector<int64_t>& a_shape,
+                            const std::vector<T>& a, const std::vector<int64_t>& b_shape,
+                            const std::vector<T>& b, const std::vector<int64_t>& out_shape,
+                            const std::vector<T>& got) {
+  int64_t count = 1;
+  for (int64_t d : out_shape) count *= d;
+  ASSERT_EQ(static_cast<int64_t>(got.size()), count);
+  std::vector<int64_t> index(out_shape.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    const T x = a[OperandIndex(a_shape, index)];
+    const T y = b[OperandIndex(b_shape, index)];
+    if constexpr (std::is_integral_v<T>) {
+      ASSERT_EQ(got[i], RefInt<T>(op, x, y)) << op << " element " << i << ": " << x << ", " << y;
+    } else {
+      const long double ref = RefFloat(op, x, y);
+      const long double tol =
+          std::numeric_limits<T>::epsilon() * std::fabs(ref) + std::numeric_limits<T>::min();
+      ASSERT_LE(std::fabs(static_cast<long double>(got[i]) - ref), tol)
+          << op << " element " << i << ": " << x << ", " << y << " -> " << got[i];
+    }
+    for (size_t k = out_shape.size(); k-- > 0;) {
+      if (++index[k] < out_shape[k]) break;
+      index[k] = 0;
+    }
+  }
+}
+
+template <typename T>
+std::vector<T> RandomValues(std::mt19937& rng, int64_t n, bool divisor) {
+  std::vector<T> v(n);
+  if constexpr (std::is_integral_v<T>) {
+    // Mostly small values (so that divide has non-trivial quotients), some from the
+    // whole range (overflow wraps), and the edge values.
+    const T edges[] = {0, 1, -1, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+    std::uniform_int_distribution<T> small(-50, 50);
+    std::uniform_int_distribution<T> any(std::numeric_limits<T>::min(),
+                                         std::numeric_limits<T>::max());
+    for (T& x : v) {
+      const int pick = static_cast<int>(rng() % 10);
+      x = pick < 6 ? small(rng) : pick < 9 ? any(rng) : edges[rng() % 5];
+    }
+  } else {
+    std::uniform_real_distribution<T> dist(-10, 10);
+    for (T& x : v) {
+      x = dist(rng);
+      if (divisor && std::fabs(x) < T(0.5)) x += x < 0 ? T(-0.5) : T(0.5);
+    }
+  }
+  return v;
+}
+
+template <typename T>
+void CheckCase(std::mt19937& rng, const std::vector<int64_t>& a_shape,
+               const std::vector<int64_t>& b_shape, const std::vector<int64_t>& out_shape) {
+  SCOPED_TRACE(absl::StrFormat("%s %s x %s -> %s", DTypeName(DTypeOf<T>()), ShapeToString(a_shape),
+                               ShapeToString(b_shape), ShapeToString(out_shape)));
+  auto count = [](const std::vector<int64_t>& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+  };
+  for (const char* op : kOps) {
+    SCOPED_TRACE(op);
+    const bool divide = std::string_view(op) == "divide";
+    std::vector<T> a = RandomValues<T>(rng, count(a_shape), false);
+    std::vector<T> b = RandomValues<T>(rng, count(b_shape), divide);
+    NDArray x = MakeArray<T>(a_shape, a);
+    NDArray y = MakeArray<T>(b_shape, b);
+    NDArray z = *NDArrayObj::Empty(out_shape, DTypeOf<T>(), Alloc());
+    const absl::Status status = RunKernel(op, x, y, z);
+    ASSERT_TRUE(status.ok()) << status;
+    ExpectMatchesReference<T>(op, a_shape, a, b_shape, b, out_shape, Elements<T>(z));
+    // The inputs are untouched.
+    EXPECT_EQ(Elements<T>(x), a);
+    EXPECT_EQ(Elements<T>(y), b);
+  }
+}
+
+struct Case {
+  std::vector<int64_t> a, b, out;
+};
+
+// Every broadcasting pattern, written out.
+const Case kCases[] = {
+    {{}, {}, {}},          // rank 0
+    {{}, {3, 5}, {3, 5}},  // scalar with tensor
+    {{3, 5}, {}, {3, 5}},  // tensor with scalar
+    {{1}, {13}, {13}},     // size-1 with vector
+    {{13}, {13}, {13}},    // same shape, not a multiple of 8
+    {{3, 17}, {3, 17}, {3, 17}},
+    {{4, 1}, {1, 6}, {4, 6}},  // outer product [n,1] x [1,m]
+    {{1, 6}, {4, 1}, {4, 6}},
+    {{4, 3}, {2, 4, 3}, {2, 4, 3}},  // different ranks
+    {{7, 1, 3}, {4, 3}, {7, 4, 3}},
+    {{2, 1, 5}, {2, 3, 5}, {2, 3, 5}},  // middle axis broadcast
+    {{2, 3, 5}, {1, 3, 1}, {2, 3, 5}},  // inner and outer broadcast
+    {{3, 1}, {3, 1}, {3, 1}},           // both inner strides 0
+    {{2, 1, 3}, {1, 4, 1}, {2, 4, 3}},  // neither operand contiguous over out
+    {{5, 1, 1}, {1, 1, 9}, {5, 1, 9}},
+    {{1, 1, 1}, {1}, {1, 1, 1}},  // all ones
+    {{0, 3}, {1, 3}, {0, 3}},     // zero extents
+    {{0}, {}, {0}},
+    {{2, 0, 1}, {1, 0, 5}, {2, 0, 5}},
+    {{1}, {0}, {0}},
+    {{2, 1, 2, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2, 1, 3}, {2, 2, 2, 2, 2, 2, 2, 3}},  // rank 8
+    {{9, 1, 11}, {10, 1}, {9, 10, 11}},
+};
+
+template <typename T>
+class BinaryKernelTest : public ::testing::Test {};
+using KernelTypes = ::testing::Types<float, double, int32_t, int64_t>;
+TYPED_TEST_SUITE(BinaryKernelTest, KernelTypes);
+
+TYPED_TEST(BinaryKernelTest, BroadcastPatterns) {
+  std::mt19937 rng(7);
+  for (const Case& c : kCases) CheckCase<TypeParam>(rng, c.a, c.b, c.out);
+}
+
+TYPED_TEST(BinaryKernelTest, RandomShapes) {
+  std::mt19937 rng(20240611);
+  for (int iter = 0; iter < 60; ++iter) {
+    const int rank = static_cast<int>(rng() % 6);
+    std::vector<int64_t> out(rank);
+    for (int64_t& d : out) {
+      const int r = static_cast<int>(rng() % 20);
+      d = r == 0 ? 0 : r < 4 ? 1 : 1 + static_cast<int64_t>(rng() % 11);
+    }
+    // Each operand: drop some leading axes, then make some axes 1.
+    auto derive = [&] {
+      const size_t drop = rank == 0 ? 0 : rng() % (rank + 1);
+      std::vector<int64_t> s(out.begin() + drop, out.end());
+      for (int64_t& d : s) {
+        if (rng() % 3 == 0) d = 1;
+      }
+      return s;
+    };
+    std::vector<int64_t> a = derive();
+    std::vector<int64_t> b = derive();
+    // The output is the broadcast of the operands, which may have fewer axes or 1s
+    // where `out` had an extent both operands dropped.
+    const size_t r = std::max(a.size(), b.size());
+    std::vector<int64_t> expected(r);
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t da = i + a.size() < r ? 1 : a[i + a.size() - r];
+      const int64_t db = i + b.size() < r ? 1 : b[i + b.size() - r];
+      expected[i] = da == 1 ? db : da;
+    }
+    CheckCase<TypeParam>(rng, a, b, expected);
+  }
+}
+
+TYPED_TEST(BinaryKernelTest, LongInnerLoopsNotAMultipleOfEight) {
+  std::mt19937 rng(3);
+  for (int64_t n : {1, 7, 9, 15, 31, 63, 65, 257, 1023}) {
+    CheckCase<TypeParam>(rng, {n}, {n}, {n});
+    CheckCase<TypeParam>(rng, {2, n}, {1}, {2, n});
+    CheckCase<TypeParam>(rng, {}, {3, n}, {3, n});
+  }
+}
+
+TYPED_TEST(BinaryKernelTest, OutputMayAliasAnInput) {
+  // In-place update c = a + b with c == a is an ordinary call for the VM.
+  std::vector<TypeParam> a = {1, 2, 3, 4, 5, 6};
+  std::vector<TypeParam> b = {10, 20, 30};
+  NDArray x = MakeArray<TypeParam>({2, 3}, a);
+  NDArray y = MakeArray<TypeParam>({3}, b);
+  ASSERT_TRUE(RunKernel("add", x, y, x).ok());
+  EXPECT_EQ(Elements<TypeParam>(x), (std::vector<TypeParam>{11, 22, 33, 14, 25, 36}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Integer edge cases: nothing traps (this binary runs under UBSan with
+// -fno-sanitize-recover, so undefined behaviour would end it).
+
+template <typename T>
+class IntegerEdgeTest : public ::testing::Test {};
+using IntTypes = ::testing::Types<int32_t, int64_t>;
+TYPED_TEST_SUITE(IntegerEdgeTest, IntTypes);
+
+TYPED_TEST(IntegerEdgeTest, DivisionEdges) {
+  using T = TypeParam;
+  constexpr T kMin = std::numeric_limits<T>::min();
+  constexpr T kMax = std::numeric_limits<T>::max();
+  NDArray a = MakeArray<T>({6}, {kMin, 5, 0, kMin, -7, kMax});
+  NDArray b = MakeArray<T>({6}, {-1, 0, 0, 0, 2, -1});
+  NDArray c = MakeArray<T>({6}, {9, 9, 9, 9, 9, 9});
+  ASSERT_TRUE(RunKernel("divide", a, b, c).ok());
+  // MIN / -1 yields MIN (the wrapped quotient); x / 0 yields 0; otherwise C++
+  // truncation toward zero (-7 / 2 == -3, not numpy's floor -4).
+  EXPECT_EQ(Elements<T>(c), (std::vector<T>{kMin, 0, 0, 0, -3, -kMax}));
+}
+
+TYPED_TEST(IntegerEdgeTest, ArithmeticWraps) {
+  using T = TypeParam;
+  constexpr T kMin = std::numeric_limits<T>::min();
+  constexpr T kMax = std::numeric_limits<T>::max();
+  NDArray a = MakeArray<T>({3}, {kMax, kMin, kMax});
+  NDArray b = MakeArray<T>({3}, {1, 1, 2});
+  NDArray c = *NDArrayObj::Empty({3}, DTypeOf<T>(), Alloc());
+  ASSERT_TRUE(RunKernel("add", a, b, c).ok());
+  EXPECT_EQ(Elements<T>(c), (std::vector<T>{kMin, kMin + 1, kMin + 1}));
+  ASSERT_TRUE(RunKernel("subtract", b, a, c).ok());  // 1 - MAX, 1 - MIN (wraps), 2 - MAX
+  EXPECT_EQ(Elements<T>(c), (std::vector<T>{kMin + 2, kMin + 1, kMin + 3}));
+  ASSERT_TRUE(RunKernel("multiply", a, b, c).ok());
+  EXPECT_EQ(Elements<T>(c), (std::vector<T>{kMax, kMin, -2}));
+  NDArray m1 = MakeArray<T>({}, {-1});
+  NDArray d = *NDArrayObj::Empty({3}, DTypeOf<T>(), Alloc());
+  ASSERT_TRUE(RunKernel("multiply", a, m1, d).ok());  // -MIN wraps to MIN
+  EXPECT_EQ(Elements<T>(d), (std::vector<T>{-kMax, kMin, -kMax}));
+}
+
+TEST(FloatEdgeTest, DivisionByZeroIsInfinite) {
+  NDArray a = MakeArray<float>({3}, {1.0f, -1.0f, 0.0f});
+  NDArray b = MakeArray<float>({}, {0.0f});
+  NDArray c = *NDArrayObj::Empty({3}, DType::kF32, Alloc());
+  ASSERT_TRUE(RunKernel("divide", a, b, c).ok());
+  std::vector<float> got = Elements<float>(c);
+  EXPECT_EQ(got[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(got[1], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(got[2]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Wrapper errors.
+
+void ExpectInvalid(const absl::Status& status, std::string_view substr) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(std::string(substr)));
+}
+
+TEST(BinaryErrorTest, ShapesDoNotBroadcast) {
+  NDArray a = MakeArray<float>({2, 3}, std::vector<float>(6, 1.0f));
+  NDArray b = MakeArray<float>({3, 2}, std::vector<float>(6, 1.0f));
+  NDArray c = MakeArray<float>({2, 3}, std::vector<float>(6, -1.0f));
+  for (const char* op : kOps) {
+    ExpectInvalid(RunKernel(op, a, b, c),
+                  "shapes [2, 3] and [3, 2] do not broadcast (axis 0: 2 vs 3)");
+  }
+  EXPECT_EQ(Elements<float>(c), std::vector<float>(6, -1.0f));  // untouched
+}
+
+TEST(BinaryErrorTest, WrongOutputShape) {
+  NDArray a = MakeArray<int32_t>({2, 3}, std::vector<int32_t>(6, 1));
+  NDArray b = MakeArray<int32_t>({3}, std::vector<int32_t>(3, 1));
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{2, 2}, std::vector<int64_t>{3, 2}, std::vector<int64_t>{6},
+        std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{}}) {
+    NDArray c = *NDArrayObj::Empty(shape, DType::kI32, Alloc());
+    ExpectInvalid(RunKernel("add", a, b, c),
+                  absl::StrFormat("output shape %s, expected [2, 3] (broadcast of [2, 3] and [3])",
+                                  ShapeToString(shape)));
+  }
+  // The output must be the broadcast, not merely broadcastable to it.
+  NDArray one = *NDArrayObj::Empty({1, 3}, DType::kI32, Alloc());
+  ExpectInvalid(RunKernel("add", a, b, one), "output shape [1, 3], expected [2, 3]");
+}
+
+TEST(BinaryErrorTest, MixedDTypes) {
+  NDArray f = *NDArrayObj::Empty({2}, DType::kF32, Alloc());
+  NDArray d = *NDArrayObj::Empty({2}, DType::kF64, Alloc());
+  NDArray i = *NDArrayObj::Empty({2}, DType::kI32, Alloc());
+  ExpectInvalid(RunKernel("add", f, d, f), "dtypes differ: f32, f64 -> f32");
+  ExpectInvalid(RunKernel("multiply", f, f, d), "dtypes differ: f32, f32 -> f64");
+  ExpectInvalid(RunKernel("divide", i, f, i), "dtypes differ: i32, f32 -> i32");
+}
+
+TEST(BinaryErrorTest, UnsupportedDTypes) {
+  for (DType dtype :
+       {DType::kBool, DType::kF16, DType::kBF16, DType::kI8, DType::kI16, DType::kU8}) {
+    NDArray a = *NDArrayObj::Empty({4}, dtype, Alloc());
+    std::memset(a->data(), 0, a->nbytes());
+    for (const char* op : kOps) {
+      ExpectInvalid(
+          RunKernel(op, a, a, a),
+          absl::StrFormat("unsupported dtype %s: expected f32, f64, i32 or i64", DTypeName(dtype)));
+    }
+  }
+}
+
+TEST(BinaryErrorTest, ZeroElementOutputOfUnsupportedDTypeIsNotComputed) {
+  // Documented behaviour of binary.cc: an empty output returns before the dtype switch.
+  NDArray a = *NDArrayObj::Empty({0}, DType::kBool, Alloc());
+  EXPECT_TRUE(RunKernel("add", a, a, a).ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// Broadcasting helpers.
+
+TEST(BroadcastShapesTest, Cases) {
+  EXPECT_EQ(*BroadcastShapes({7, 1, 3}, {4, 3}), (Shape{7, 4, 3}));
+  EXPECT_EQ(*BroadcastShapes({4, 3}, {7, 1, 3}), (Shape{7, 4, 3}));
+  EXPECT_EQ(*BroadcastShapes({}, {}), Shape{});
+  EXPECT_EQ(*BroadcastShapes({}, {2, 5}), (Shape{2, 5}));
+  EXPECT_EQ(*BroadcastShapes({5, 1}, {1, 6}), (Shape{5, 6}));
+  EXPECT_EQ(*BroadcastShapes({0, 1}, {1, 3}), (Shape{0, 3}));
+  EXPECT_EQ(*BroadcastShapes({1}, {0}), (Shape{0}));
+  EXPECT_EQ(*BroadcastShapes({2, 1, 4}, {3, 1}), (Shape{2, 3, 4}));
+}
+
+TEST(BroadcastShapesTest, Errors) {
+  ExpectInvalid(BroadcastShapes({2, 3}, {4}).status(),
+                "shapes [2, 3] and [4] do not broadcast (axis 1: 3 vs 4)");
+  ExpectInvalid(BroadcastShapes({5, 2, 3}, {7, 1, 3}).status(), "(axis 0: 5 vs 7)");
+  ExpectInvalid(BroadcastShapes({0}, {2}).status(), "axis 0: 0 vs 2");  // 0 is not 1
+}
+
+TEST(BroadcastStridesTest, Cases) {
+  EXPECT_EQ(BroadcastStrides({2, 3, 4}, {2, 3, 4}), (Shape{12, 4, 1}));
+  EXPECT_EQ(BroadcastStrides({3, 4}, {2, 3, 4}), (Shape{0, 4, 1}));
+  EXPECT_EQ(BroadcastStrides({3, 1}, {2, 3, 4}), (Shape{0, 1, 0}));
+  EXPECT_EQ(BroadcastStrides({2, 1, 4}, {2, 3, 4}), (Shape{4, 0, 1}));
+  EXPECT_EQ(BroadcastStrides({}, {5, 6}), (Shape{0, 0}));
+  EXPECT_EQ(BroadcastStrides({}, {}), Shape{});
+  EXPECT_EQ(BroadcastStrides({1, 1}, {1, 1}), (Shape{0, 0}));
+}
+
+// ---------------------------------------------------------------------------------------
+// KernelRegistry.
+
+absl::Status NoOp(const KernelCall&) { return absl::OkStatus(); }
+
+TEST(KernelRegistryTest, DefaultRegistryHasTheBinaryKernels) {
+  for (const char* op : kOps) {
+    EXPECT_TRUE(DefaultRegistry().Contains(op)) << op;
+    absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind(op, {}, 2, 1);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(k->name(), op);
+    EXPECT_EQ(k->num_inputs(), 2);
+    EXPECT_EQ(k->num_outputs(), 1);
+  }
+  EXPECT_FALSE(DefaultRegistry().Contains("conv2d"));
+  EXPECT_FALSE(DefaultRegistry().Contains(""));
+  EXPECT_EQ(&DefaultRegistry(), &DefaultRegistry());
+}
+
+TEST(KernelRegistryTest, RegisterCpuKernelsTwiceFails) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  absl::Status again = RegisterCpuKernels(registry);
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.message(), HasSubstr("kernel 'add' registered twice"));
+}
+
+TEST(KernelRegistryTest, RegisterRejectsDuplicatesAndIncompleteDefs) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.Register(KernelDef{.name = "k", .num_inputs = 1, .fn = NoOp}).ok());
+  absl::Status dup = registry.Register(KernelDef{.name = "k", .num_inputs = 2, .fn = NoOp});
+  EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(dup.message(), HasSubstr("kernel 'k' registered twice"));
+  // The first definition is kept.
+  EXPECT_TRUE(registry.Bind("k", {}, 1, 1).ok());
+  EXPECT_FALSE(registry.Bind("k", {}, 2, 1).ok());
+
+  EXPECT_EQ(registry.Register(KernelDef{.name = "", .fn = NoOp}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Register(KernelDef{.name = "nofn"}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(registry.Contains("nofn"));
+}
+
+TEST(KernelRegistryTest, BindUnknownIsNotFound) {
+  absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind("nope", {}, 2, 1);
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(k.status().message(), HasSubstr("no kernel named 'nope'"));
+}
+
+TEST(KernelRegistryTest, BindWrongArity) {
+  for (auto [in, out] : {std::pair{3, 1}, std::pair{1, 1}, std::pair{2, 0}, std::pair{2, 2}}) {
+    absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind("add", {}, in, out);
+    ExpectInvalid(k.status(), absl::StrFormat("kernel 'add' takes 2 inputs and 1 outputs, not "
+                                              "%d and %d",
+                                              in, out));
+  }
+}
+
+TEST(KernelRegistryTest, VariadicArity) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register(KernelDef{
+                      .name = "concat", .num_inputs = kVariadic, .num_outputs = 1, .fn = NoOp})
+                  .ok());
+  for (int n : {0, 1, 5, 100}) EXPECT_TRUE(registry.Bind("concat", {}, n, 1).ok()) << n;
+  ExpectInvalid(registry.Bind("concat", {}, 2, 3).status(),
+                "kernel 'concat' takes any number of inputs and 1 outputs, not 2 and 3");
+  ExpectInvalid(registry.Bind("concat", {}, -1, 1).status(), "not -1 and 1");
+}
+
+TEST(KernelRegistryTest, AttributesToAKernelWithoutBind) {
+  Attrs attrs;
+  attrs["axis"] = int64_t{1};
+  ExpectInvalid(DefaultRegistry().Bind("add", attrs, 2, 1).status(),
+                "kernel 'add' takes no attributes, got 'axis'");
+}
+
+struct ScaleState {
+  int64_t factor;
+};
+
+absl::StatusOr<std::shared_ptr<const void>> BindScale(const Attrs& attrs) {
+  absl::StatusOr<int64_t> factor = GetIntAttr(attrs, "factor");
+  if (!factor.ok()) return factor.status();
+  return std::shared_ptr<const void>(std::make_shared<ScaleState>(ScaleState{*factor}));
+}
+
+// out = in * factor, for i64; reads its bound state.
+absl::Status Scale(const KernelCall& call) {
+  const auto* state = static_cast<const ScaleState*>(call.state);
+  const NDArrayObj& in = *call.inputs()[0];
+  NDArrayObj& out = *call.outputs()[0];
+  for (int64_t i = 0; i < in.num_elements(); ++i) {
+    out.data_as<int64_t>()[i] = in.data_as<int64_t>()[i] * state->factor;
+  }
+  return absl::OkStatus();
+}
+
+TEST(KernelRegistryTest, BindParsesAttributesOnce) {
+  KernelRegistry registry;
+  ASSERT_TRUE(
+      registry
+          .Register(KernelDef{
+              .name = "scale", .num_inputs = 1, .num_outputs = 1, .fn = Scale, .bind = BindScale})
+          .ok());
+  Attrs attrs;
+  attrs["factor"] = int64_t{3};
+  absl::StatusOr<BoundKernel> k = registry.Bind("scale", attrs, 1, 1);
+  ASSERT_TRUE(k.ok()) << k.status();
+  NDArray in = MakeArray<int64_t>({3}, {1, 2, -4});
+  NDArray out = *NDArrayObj::Empty({3}, DType::kI64, Alloc());
+  NDArrayObj* args[] = {in.get(), out.get()};
+  ASSERT_TRUE(k->Call(args).ok());
+  EXPECT_EQ(Elements<int64_t>(out), (std::vector<int64_t>{3, 6, -12}));
+
+  // Bind errors are InvalidArgument prefixed with the kernel's name.
+  ExpectInvalid(registry.Bind("scale", {}, 1, 1).status(),
+                "kernel 'scale': missing int attribute 'factor'");
+  Attrs wrong;
+  wrong["factor"] = 2.5;
+  ExpectInvalid(registry.Bind("scale", wrong, 1, 1).status(),
+                "kernel 'scale': attribute 'factor' must be an int");
+}
+
+TEST(GetIntAttrTest, TypedAccess) {
+  Attrs attrs;
+  attrs["axis"] = int64_t{-2};
+  attrs["eps"] = 1e-5;
+  attrs["mode"] = std::string("same");
+  attrs["perm"] = std::vector<int64_t>{1, 0};
+  attrs["scales"] = std::vector<double>{0.5};
+  EXPECT_EQ(*GetIntAttr(attrs, "axis"), -2);
+  EXPECT_EQ(*GetIntAttr(attrs, "axis", 7), -2);
+  EXPECT_EQ(*GetIntAttr(attrs, "missing", 7), 7);
+  ExpectInvalid(GetIntAttr(attrs, "missing").status(), "missing int attribute 'missing'");
+  for (const char* name : {"eps", "mode", "perm", "scales"}) {
+    ExpectInvalid(GetIntAttr(attrs, name).status(),
+                  absl::StrFormat("attribute '%s' must be an int", name));
+    // A present attribute of the wrong type is an error even with a fallback.
+    ExpectInvalid(GetIntAttr(attrs, name, 0).status(), "must be an int");
+  }
+}
+
+}  // namespace
+}  // namespace dynvm::kernels
