@@ -1,0 +1,330 @@
+// vm_run: runs one function of an executable file on inputs from the command line, with
+// the input/output conventions of IREE's iree-run-module.
+//
+//   vm_run exe.fbs --input=x=@x.npy --input=2x3xf32=1,2,3,4,5,6 --output=@out.npy
+//   vm_run exe.fbs --function=step --input=@x.npy --expected_output=@ref.npy
+//   vm_run exe.fbs --input=@x.npy --benchmark=100
+//
+// The value returned is printed to stdout (tools/run/value_printer.h). Inputs bind to
+// parameters by position or by name (tools/run/input_parser.h) and the VM checks them
+// against the signature. Outputs are the result flattened depth-first (a tuple's fields
+// in order): --output writes the tensor ones to .npy files, --expected_output compares
+// all of them (tools/run/compare.h). Exit codes: 0 success; 1 an error (unreadable
+// file, bad input, run-time failure); 2 a malformed command line; 3 an output differs
+// from --expected_output. Each failure is one line on stderr. See docs/cli.md.
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "kernels/kernel.h"
+#include "serializer/executable_file.h"
+#include "serializer/npy.h"
+#include "tools/run/compare.h"
+#include "tools/run/input_parser.h"
+#include "tools/run/latency.h"
+#include "tools/run/value_printer.h"
+#include "vm/virtual_machine.h"
+
+namespace dynvm::tools {
+namespace {
+
+constexpr char kUsage[] = R"(usage: vm_run exe.fbs [flags]
+
+  --function=NAME          the function to run (default: main)
+  --input=SPEC             one per parameter, in order or as NAME=SPEC; SPEC is
+                           @file.npy, an inline tensor 2x3xf32=1,2,3,4,5,6 (f32=3.5 is
+                           0-d, 0x3xf32= empty), or a scalar 5, 1.5, true
+  --output=@file.npy       one per tensor output (the result flattened depth-first):
+                           writes it as .npy; if given, one for every tensor output
+  --expected_output=SPEC   one per output (flattened): compares with SPEC; a
+                           difference exits with code 3
+  --atol=X --rtol=X        float tolerance of --expected_output: |got - expected| <=
+                           atol + rtol * |expected| (default 1e-06 and 1e-05)
+  --benchmark=N            after the first run, times N more and prints as the last
+                           line: latency_ms median=.. p10=.. p90=.. min=.. runs=N
+  --threads=N              intra-op threads (N >= 1); kernels are single-threaded for
+                           now, so this has no effect yet
+  --max_call_depth=N       frames deeper than N fail the run (default 10000)
+  --help                   this text
+)";
+
+// Exit codes besides 0, as every tool uses them (docs/cli.md), and vm_run's own for
+// an output that differs from --expected_output.
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitMismatch = 3;
+
+struct Flags {
+  std::string executable;
+  std::string function = "main";
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;  // the paths, without the '@'
+  std::vector<std::string> expected_outputs;
+  CompareOptions compare;
+  int64_t benchmark = 0;
+  int64_t threads = 1;
+  int64_t max_call_depth = vm::VmOptions().max_call_depth;
+  bool help = false;
+};
+
+// Sets `out` to `value`, the value of flag `name`, as an integer in [min, max].
+absl::Status ParseIntFlag(std::string_view name, std::string_view value, int64_t min, int64_t max,
+                          int64_t& out) {
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || ptr != value.data() + value.size() || out < min || out > max) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s must be an integer in [%d, %d], got '%s'", name, min, max, value));
+  }
+  return absl::OkStatus();
+}
+
+// Sets `out` to `value`, the value of flag `name`, as a finite non-negative number.
+absl::Status ParseToleranceFlag(std::string_view name, std::string_view value, double& out) {
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !(out >= 0) || std::isinf(out)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s must be a non-negative number, got '%s'", name, value));
+  }
+  return absl::OkStatus();
+}
+
+// A flag taking a value: its name and what it does with the value.
+struct FlagDef {
+  std::string_view name;
+  absl::Status (*apply)(std::string_view name, std::string_view value, Flags& flags);
+};
+
+constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
+
+// One layout for every entry.
+// clang-format off
+constexpr FlagDef kFlags[] = {
+    {"function",
+     [](std::string_view, std::string_view value, Flags& flags) {
+       flags.function = value;
+       return absl::OkStatus();
+     }},
+    {"input",
+     [](std::string_view, std::string_view value, Flags& flags) {
+       flags.inputs.emplace_back(value);
+       return absl::OkStatus();
+     }},
+    {"output",
+     [](std::string_view, std::string_view value, Flags& flags) {
+       if (!value.starts_with('@') || value.size() == 1) {
+         return absl::InvalidArgumentError(
+             absl::StrFormat("--output must be @file.npy, got '%s'", value));
+       }
+       flags.outputs.emplace_back(value.substr(1));
+       return absl::OkStatus();
+     }},
+    {"expected_output",
+     [](std::string_view, std::string_view value, Flags& flags) {
+       flags.expected_outputs.emplace_back(value);
+       return absl::OkStatus();
+     }},
+    {"atol",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseToleranceFlag(name, value, flags.compare.atol);
+     }},
+    {"rtol",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseToleranceFlag(name, value, flags.compare.rtol);
+     }},
+    {"benchmark",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 1, kMaxCount, flags.benchmark);
+     }},
+    {"threads",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 1, 4096, flags.threads);
+     }},
+    {"max_call_depth",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 1, kMaxCount, flags.max_call_depth);
+     }},
+};
+// clang-format on
+
+// Applies one command-line argument starting with "--" (other than --help) to `flags`.
+absl::Status ApplyFlag(std::string_view arg, Flags& flags) {
+  const size_t eq = arg.find('=');
+  const std::string_view name = arg.substr(2, eq == std::string_view::npos ? eq : eq - 2);
+  for (const FlagDef& def : kFlags) {
+    if (def.name != name) continue;
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("flag '--%s' needs a value: --%s=VALUE", name, name));
+    }
+    return def.apply(name, arg.substr(eq + 1), flags);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("unknown flag '--%s'", name));
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+    } else if (arg.starts_with("--")) {
+      DYNVM_RETURN_IF_ERROR(ApplyFlag(arg, flags));
+    } else if (arg.starts_with('-')) {
+      return absl::InvalidArgumentError(absl::StrFormat("unknown flag '%s'", arg));
+    } else if (!flags.executable.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("more than one executable: '%s' and '%s'", flags.executable, arg));
+    } else {
+      flags.executable = arg;
+    }
+  }
+  if (flags.executable.empty() && !flags.help) {
+    return absl::InvalidArgumentError("missing the executable file (vm_run exe.fbs ...)");
+  }
+  return flags;
+}
+
+absl::StatusOr<uint32_t> FindFunction(const vm::Executable& exe, const Flags& flags) {
+  if (std::optional<uint32_t> index = exe.FunctionIndex(flags.function)) return *index;
+  std::string names;
+  for (const vm::Function& f : exe.functions()) {
+    absl::StrAppendFormat(&names, "%s%s", names.empty() ? "" : ", ", f.name);
+  }
+  return absl::NotFoundError(absl::StrFormat("no function '%s' in '%s' (it has %s)", flags.function,
+                                             flags.executable, names));
+}
+
+// Writes the tensors among `outputs` to the --output files, one each.
+absl::Status WriteOutputs(const Flags& flags, absl::Span<const Value> outputs) {
+  std::vector<size_t> tensors;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].As<NDArrayObj>() != nullptr) tensors.push_back(i);
+  }
+  if (flags.outputs.size() != tensors.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--output given %d times but '%s' returned %d tensor outputs",
+                        flags.outputs.size(), flags.function, tensors.size()));
+  }
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const NDArray tensor = outputs[tensors[k]].AsRef<NDArrayObj>();
+    DYNVM_RETURN_IF_ERROR(serializer::WriteNpyFile(flags.outputs[k], tensor));
+    std::printf("wrote output %zu (%s) to %s\n", tensors[k], TensorTypeString(*tensor).c_str(),
+                flags.outputs[k].c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Value>> ParseExpectedOutputs(
+    const Flags& flags, const std::shared_ptr<Allocator>& allocator) {
+  std::vector<Value> expected;
+  for (const std::string& spec : flags.expected_outputs) {
+    absl::StatusOr<Value> value = ParseValue(spec, vm::ValueSpec::Kind::kAny, allocator);
+    if (!value.ok()) {
+      return absl::Status(value.status().code(), absl::StrFormat("--expected_output '%s': %s", spec,
+                                                                 value.status().message()));
+    }
+    expected.push_back(*std::move(value));
+  }
+  return expected;
+}
+
+// The first difference between `outputs` and `expected`, if any.
+absl::StatusOr<std::optional<std::string>> CheckOutputs(const Flags& flags,
+                                                        absl::Span<const Value> expected,
+                                                        absl::Span<const Value> outputs) {
+  if (expected.size() != outputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--expected_output given %d times but '%s' returned %d outputs",
+                        expected.size(), flags.function, outputs.size()));
+  }
+  std::optional<std::string> first;
+  int differ = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::optional<std::string> diff = CompareValue(expected[i], outputs[i], flags.compare);
+    if (diff.has_value() && differ++ == 0) first = absl::StrFormat("output %d: %s", i, *diff);
+  }
+  if (differ > 1)
+    absl::StrAppendFormat(&*first, " (%d of %d outputs differ)", differ, outputs.size());
+  return first;
+}
+
+absl::Status Benchmark(vm::VirtualMachine& machine, uint32_t function, absl::Span<const Value> args,
+                       int64_t runs) {
+  std::vector<double> milliseconds;
+  milliseconds.reserve(runs);
+  for (int64_t i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    DYNVM_RETURN_IF_ERROR(machine.Invoke(function, args).status());
+    const std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    milliseconds.push_back(elapsed.count());
+  }
+  std::printf("%s\n", LatencyLine(milliseconds).c_str());
+  return absl::OkStatus();
+}
+
+// Runs what `flags` ask for. Returns the first difference from --expected_output, if
+// any; errors otherwise.
+absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
+  DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Executable> exe,
+                         serializer::LoadExecutable(flags.executable, kernels::DefaultRegistry()));
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t function, FindFunction(*exe, flags));
+  vm::VmOptions options;
+  options.max_call_depth = static_cast<uint32_t>(flags.max_call_depth);
+  vm::VirtualMachine machine(exe, options);
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> args,
+                         BindInputs(exe->function(function), flags.inputs, machine.allocator()));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> expected,
+                         ParseExpectedOutputs(flags, machine.allocator()));
+
+  DYNVM_ASSIGN_OR_RETURN(const Value result, machine.Invoke(function, args));
+  PrintOptions print;
+  print.functions = exe->functions();
+  std::printf("%s\n", FormatValue(result, print).c_str());
+  const std::vector<Value> outputs = FlattenValue(result);
+  if (!flags.outputs.empty()) DYNVM_RETURN_IF_ERROR(WriteOutputs(flags, outputs));
+  if (!flags.expected_outputs.empty()) {
+    DYNVM_ASSIGN_OR_RETURN(std::optional<std::string> diff, CheckOutputs(flags, expected, outputs));
+    if (diff.has_value()) return diff;
+  }
+  if (flags.benchmark > 0)
+    DYNVM_RETURN_IF_ERROR(Benchmark(machine, function, args, flags.benchmark));
+  return std::nullopt;
+}
+
+}  // namespace
+}  // namespace dynvm::tools
+
+int main(int argc, char** argv) {
+  absl::StatusOr<dynvm::tools::Flags> flags = dynvm::tools::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "vm_run: %s (see vm_run --help)\n",
+                 std::string(flags.status().message()).c_str());
+    return dynvm::tools::kExitUsage;
+  }
+  if (flags->help) {
+    std::fputs(dynvm::tools::kUsage, stdout);
+    return 0;
+  }
+  absl::StatusOr<std::optional<std::string>> outcome = dynvm::tools::Run(*flags);
+  std::fflush(stdout);
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "vm_run: %s\n", std::string(outcome.status().message()).c_str());
+    return dynvm::tools::kExitError;
+  }
+  if (outcome->has_value()) {
+    std::fprintf(stderr, "vm_run: %s\n", (*outcome)->c_str());
+    return dynvm::tools::kExitMismatch;
+  }
+  return 0;
+}
