@@ -41,12 +41,23 @@ class Value {
   Value(Value&& other) noexcept : i_(other.i_), kind_(other.kind_) {
     other.kind_ = Kind::kNone;
   }
+  // Assignments read `other` before releasing what this held: the release may destroy
+  // the object `other` lives in (r0 := field 0 of the ADT in r0).
   Value& operator=(const Value& other) {
-    Value(other).swap(*this);
+    const int64_t bits = other.i_;
+    const Kind kind = other.kind_;
+    if (kind == Kind::kObject) other.obj_->IncRef();
+    Clear();
+    i_ = bits;
+    kind_ = kind;
     return *this;
   }
   Value& operator=(Value&& other) noexcept {
-    Value(std::move(other)).swap(*this);
+    const int64_t bits = other.i_;
+    const Kind kind = std::exchange(other.kind_, Kind::kNone);
+    Clear();
+    i_ = bits;
+    kind_ = kind;
     return *this;
   }
   ~Value() { Clear(); }

@@ -17,7 +17,7 @@ namespace {
 // The only device this runtime has (DLPack's kDLCPU).
 constexpr int64_t kCpuDevice = 1;
 
-absl::Status VerifySignature(const Function& func, const std::vector<ValueSpec>& specs,
+absl::Status VerifySignature(const std::vector<ValueSpec>& specs,
                              std::string_view what) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const ValueSpec& spec = specs[i];
@@ -25,7 +25,8 @@ absl::Status VerifySignature(const Function& func, const std::vector<ValueSpec>&
       return absl::InvalidArgumentError(absl::StrFormat("%s %d has an unknown kind %d", what, i,
                                                         static_cast<int>(spec.kind)));
     }
-    if (spec.kind != ValueSpec::Kind::kTensor) continue;
+    // Checked for every kind, not only tensors: files store dtype and dims for all, and
+    // tools must be able to print whatever verifies.
     if (!IsValidDType(static_cast<uint32_t>(spec.dtype))) {
       return absl::InvalidArgumentError(absl::StrFormat("%s %d has an invalid dtype", what, i));
     }
@@ -53,8 +54,8 @@ class FunctionVerifier {
           "frame of %d registers: needs at least its %d parameters and at most %d",
           func_.num_registers, func_.num_params(), kMaxRegisters));
     }
-    DYNVM_RETURN_IF_ERROR(VerifySignature(func_, func_.params, "parameter"));
-    DYNVM_RETURN_IF_ERROR(VerifySignature(func_, func_.results, "result"));
+    DYNVM_RETURN_IF_ERROR(VerifySignature(func_.params, "parameter"));
+    DYNVM_RETURN_IF_ERROR(VerifySignature(func_.results, "result"));
     if (func_.results.size() > 1) {
       return absl::InvalidArgumentError("a function returns one value (a tuple for several)");
     }

@@ -386,28 +386,32 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     const Function& callee = exe.function(callee_index);
     const uint32_t n = OPND(1);
     if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
-    // Stage the arguments first: they may name any register of the frame. scratch_ is
-    // all kNone between uses and holds the largest frame's worth.
-    Value* stage = scratch_.data();
-    for (uint32_t i = 0; i < n; ++i) stage[i].CopyIntoNone(REG(2 + i));
+    const size_t base = frames_.back().base;
+    if (base + callee.num_registers > registers_.size()) [[unlikely]] {
+      TRY(EnsureRegisters(base + callee.num_registers));
+      regs = registers_.data() + base;
+    }
+    const uint32_t* args = &OPND(2);
+    // Copying argument j into register j in order is safe when no argument reads a
+    // register an earlier copy wrote (args[j] >= j): the common case of a loop, done
+    // in place. Otherwise the arguments are staged in scratch_ (all kNone between uses,
+    // sized for the largest frame).
+    bool in_place = true;
+    for (uint32_t j = 0; j < n; ++j) in_place &= args[j] >= j;
+    if (in_place) [[likely]] {
+      for (uint32_t j = 0; j < n; ++j) {
+        if (args[j] != j) regs[j] = regs[args[j]];
+      }
+    } else {
+      Value* stage = scratch_.data();
+      for (uint32_t j = 0; j < n; ++j) stage[j].CopyIntoNone(regs[args[j]]);
+      for (uint32_t j = 0; j < n; ++j) regs[j] = std::move(stage[j]);
+    }
     // The frame is reused as is: its registers are released when overwritten or at
     // Ret. Only the part the callee does not cover is cleared now, to keep every
     // register above the top frame kNone (what Invoke relies on).
     for (uint32_t i = callee.num_registers, end = func->num_registers; i < end; ++i) {
       regs[i].Clear();
-    }
-    const size_t base = frames_.back().base;
-    if (base + callee.num_registers > registers_.size()) [[unlikely]] {
-      absl::Status grown = EnsureRegisters(base + callee.num_registers);
-      if (!grown.ok()) {
-        for (uint32_t i = 0; i < n; ++i) stage[i].Clear();
-        FAIL(std::move(grown));
-      }
-      regs = registers_.data() + base;
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      regs[i].Clear();
-      regs[i].MoveIntoNone(stage[i]);
     }
     frames_.back().function_index = callee_index;
     func = &callee;
