@@ -272,6 +272,20 @@ TEST(InterpreterLimitsTest, CallDepthLimitIsAnErrorAndTheVmRecovers) {
   EXPECT_EQ(RunInt(vm, "is_even", {Value::Int(100)}), 1);
 }
 
+TEST(InterpreterLimitsTest, StepLimitEndsALongLoop) {
+  auto exe = LoadProgram("sum_loop.s");
+  ASSERT_NE(exe, nullptr);
+  VmOptions options;
+  options.max_steps = 1000;
+  VirtualMachine vm(exe, options);
+  absl::StatusOr<Value> out = vm.Invoke("sum", {Value::Int(1), Value::Int(1'000'000), Value::Int(0)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("step limit of 1000 calls and backward jumps exceeded"));
+  // Each invocation gets the whole budget again.
+  EXPECT_EQ(RunInt(vm, "sum", {Value::Int(1), Value::Int(999), Value::Int(0)}), 499500);
+}
+
 TEST(InterpreterLimitsTest, ErrorsReleaseEverythingTheFramesHeld) {
   auto exe = LoadProgram("dynamic_shape.s");
   ASSERT_NE(exe, nullptr);

@@ -1,0 +1,45 @@
+#include "bench/heap_counter.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace {
+
+std::atomic<int64_t> g_allocations{0};
+
+void* Allocate(size_t size, size_t alignment) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  size = size == 0 ? 1 : size;
+  void* p = alignment <= alignof(std::max_align_t)
+                ? std::malloc(size)
+                : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+namespace dynvm::bench {
+
+int64_t HeapAllocations() { return g_allocations.load(std::memory_order_relaxed); }
+
+}  // namespace dynvm::bench
+
+void* operator new(size_t size) { return Allocate(size, 0); }
+void* operator new[](size_t size) { return Allocate(size, 0); }
+void* operator new(size_t size, std::align_val_t a) {
+  return Allocate(size, static_cast<size_t>(a));
+}
+void* operator new[](size_t size, std::align_val_t a) {
+  return Allocate(size, static_cast<size_t>(a));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }

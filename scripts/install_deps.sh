@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dynvm needs to build and test (run as root).
+# Does nothing when they are all present, so it is cheap to call before every build.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache pkg-config
+  libabsl-dev libfmt-dev flatbuffers-compiler libflatbuffers-dev libdlpack-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-numpy   # writes the .npy fixtures of the tests (tests/serializer/testdata)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
