@@ -129,6 +129,12 @@ absl::Status BinaryKernel(const KernelCall& call) {
   }
 }
 
+absl::Status BroadcastShapeFn(const ShapeCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(call.output_shapes[0],
+                         BroadcastShapes(call.inputs[0]->shape(), call.inputs[1]->shape()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
@@ -139,7 +145,8 @@ absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
   };
   for (const auto& [name, fn] : kernels) {
     DYNVM_RETURN_IF_ERROR(registry.Register(
-        KernelDef{.name = name, .num_inputs = 2, .num_outputs = 1, .fn = fn, .bind = nullptr}));
+        KernelDef{.name = name, .num_inputs = 2, .num_outputs = 1, .fn = fn, .bind = nullptr,
+                  .shape_fn = BroadcastShapeFn}));
   }
   return absl::OkStatus();
 }

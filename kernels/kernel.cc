@@ -1,5 +1,8 @@
 #include "kernels/kernel.h"
 
+#include <algorithm>
+#include <type_traits>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -49,18 +52,85 @@ absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const At
   return BoundKernel(&def, std::move(state), num_inputs, num_outputs);
 }
 
-absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name) {
+absl::Status BoundKernel::InferShapes(NDArrayObj* const* inputs, Shape* output_shapes) const {
+  if (def_->shape_fn == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrFormat("kernel '%s' has no shape function", def_->name));
+  }
+  return def_->shape_fn(
+      ShapeCall{state_.get(), inputs, num_inputs_, output_shapes, num_outputs_});
+}
+
+namespace {
+
+// The attribute `name` as a `T`, or an error naming it and `kind` ("int", ...), which
+// `article` ("a" or "an") precedes in prose.
+template <typename T>
+absl::StatusOr<T> GetAttr(const Attrs& attrs, std::string_view name, std::string_view article,
+                          std::string_view kind) {
   auto it = attrs.find(name);
   if (it == attrs.end()) {
-    return absl::InvalidArgumentError(absl::StrFormat("missing int attribute '%s'", name));
+    return absl::InvalidArgumentError(absl::StrFormat("missing %s attribute '%s'", kind, name));
   }
-  if (const auto* v = std::get_if<int64_t>(&it->second)) return *v;
-  return absl::InvalidArgumentError(absl::StrFormat("attribute '%s' must be an int", name));
+  if (const auto* v = std::get_if<T>(&it->second)) return *v;
+  if constexpr (std::is_same_v<T, double>) {
+    if (const auto* v = std::get_if<int64_t>(&it->second)) return static_cast<double>(*v);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("attribute '%s' must be %s %s", name, article, kind));
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name) {
+  return GetAttr<int64_t>(attrs, name, "an", "int");
 }
 
 absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name, int64_t fallback) {
   if (!attrs.contains(name)) return fallback;
   return GetIntAttr(attrs, name);
+}
+
+absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name) {
+  return GetAttr<double>(attrs, name, "a", "float");
+}
+
+absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name, double fallback) {
+  if (!attrs.contains(name)) return fallback;
+  return GetFloatAttr(attrs, name);
+}
+
+absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view name) {
+  return GetAttr<std::string>(attrs, name, "a", "string");
+}
+
+absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view name,
+                                          std::string_view fallback) {
+  if (!attrs.contains(name)) return std::string(fallback);
+  return GetStringAttr(attrs, name);
+}
+
+absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name) {
+  return GetAttr<std::vector<int64_t>>(attrs, name, "an", "int list");
+}
+
+absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name,
+                                                 std::vector<int64_t> fallback) {
+  if (!attrs.contains(name)) return fallback;
+  return GetIntsAttr(attrs, name);
+}
+
+absl::StatusOr<std::vector<double>> GetFloatsAttr(const Attrs& attrs, std::string_view name) {
+  return GetAttr<std::vector<double>>(attrs, name, "a", "float list");
+}
+
+absl::Status CheckKnownAttrs(const Attrs& attrs, std::initializer_list<std::string_view> known) {
+  for (const auto& [name, value] : attrs) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat("unknown attribute '%s'", name));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dynvm::kernels

@@ -16,6 +16,7 @@
 #define DYNVM_KERNELS_KERNEL_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kernels/thread_pool.h"
 #include "objects/ndarray.h"
 
 namespace dynvm::kernels {
@@ -44,6 +46,7 @@ struct KernelCall {
   NDArrayObj* const* args;     // inputs then outputs
   int32_t num_inputs;
   int32_t num_outputs;
+  ThreadPool* pool;            // where to parallelise; never null
 
   absl::Span<NDArrayObj* const> inputs() const { return {args, static_cast<size_t>(num_inputs)}; }
   absl::Span<NDArrayObj* const> outputs() const {
@@ -54,6 +57,24 @@ struct KernelCall {
 // A kernel entry point. Wrappers check shapes and dtypes and return InvalidArgument
 // naming what was wrong; microkernels behind them assume.
 using KernelFn = absl::Status (*)(const KernelCall& call);
+
+// What a shape function receives: the call's inputs (their shapes, and for
+// data-dependent kernels their values) and one Shape per output to fill.
+struct ShapeCall {
+  const void* state;
+  NDArrayObj* const* inputs;
+  int32_t num_inputs;
+  Shape* output_shapes;
+  int32_t num_outputs;
+
+  absl::Span<NDArrayObj* const> input_span() const {
+    return {inputs, static_cast<size_t>(num_inputs)};
+  }
+};
+
+// Computes the output shapes of a call before its outputs are allocated. Errors are
+// what the kernel itself would report for these inputs (shapes that do not fit).
+using ShapeFn = absl::Status (*)(const ShapeCall& call);
 
 // Parses attributes into the kernel's private state. Errors name the attribute.
 using BindFn = absl::StatusOr<std::shared_ptr<const void>> (*)(const Attrs& attrs);
@@ -67,7 +88,8 @@ struct KernelDef {
   int num_inputs = kVariadic;
   int num_outputs = 1;
   KernelFn fn = nullptr;
-  BindFn bind = nullptr;  // null: the kernel takes no attributes
+  BindFn bind = nullptr;       // null: the kernel takes no attributes
+  ShapeFn shape_fn = nullptr;  // every library kernel has one
 };
 
 // A kernel resolved for one kernel-table entry, ready to call.
@@ -77,10 +99,14 @@ class BoundKernel {
               int num_outputs)
       : def_(def), state_(std::move(state)), num_inputs_(num_inputs), num_outputs_(num_outputs) {}
 
-  // Runs the kernel on `args` (num_inputs + num_outputs tensors).
-  absl::Status Call(NDArrayObj* const* args) const {
-    return def_->fn(KernelCall{state_.get(), args, num_inputs_, num_outputs_});
+  // Runs the kernel on `args` (num_inputs + num_outputs tensors), parallelising on
+  // `pool`.
+  absl::Status Call(NDArrayObj* const* args, ThreadPool& pool) const {
+    return def_->fn(KernelCall{state_.get(), args, num_inputs_, num_outputs_, &pool});
   }
+  // Fills `output_shapes` (num_outputs entries) with the shapes a call on `inputs`
+  // produces. Unimplemented if the kernel has no shape function.
+  absl::Status InferShapes(NDArrayObj* const* inputs, Shape* output_shapes) const;
   const std::string& name() const { return def_->name; }
   int num_inputs() const { return num_inputs_; }
   int num_outputs() const { return num_outputs_; }
@@ -111,9 +137,22 @@ class KernelRegistry {
 };
 
 // Typed access to attributes for Bind functions. Missing or mistyped attributes are
-// InvalidArgument naming the attribute.
+// InvalidArgument naming the attribute; the overloads with `fallback` return it when
+// the attribute is absent. A float attribute also accepts an int value.
 absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name);
 absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name, int64_t fallback);
+absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name);
+absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name, double fallback);
+absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view name);
+absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view name,
+                                          std::string_view fallback);
+absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name);
+absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name,
+                                                 std::vector<int64_t> fallback);
+absl::StatusOr<std::vector<double>> GetFloatsAttr(const Attrs& attrs, std::string_view name);
+// OK if every attribute in `attrs` is one of `known`, else InvalidArgument naming the
+// first unknown one (a misspelt attribute must not be silently ignored).
+absl::Status CheckKnownAttrs(const Attrs& attrs, std::initializer_list<std::string_view> known);
 
 // A registry with every CPU kernel of the library.
 const KernelRegistry& DefaultRegistry();

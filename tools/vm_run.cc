@@ -52,8 +52,8 @@ constexpr char kUsage[] = R"(usage: vm_run exe.fbs [flags]
                            atol + rtol * |expected| (default 1e-06 and 1e-05)
   --benchmark=N            after the first run, times N more and prints as the last
                            line: latency_ms median=.. p10=.. p90=.. min=.. runs=N
-  --threads=N              intra-op threads (N >= 1); kernels are single-threaded for
-                           now, so this has no effect yet
+  --threads=N              intra-op threads kernels parallelise on (N >= 1; default:
+                           the number of hardware threads)
   --max_call_depth=N       frames deeper than N fail the run (default 10000)
   --help                   this text
 )";
@@ -72,7 +72,7 @@ struct Flags {
   std::vector<std::string> expected_outputs;
   CompareOptions compare;
   int64_t benchmark = 0;
-  int64_t threads = 1;
+  int64_t threads = 0;  // 0: the default pool's size
   int64_t max_call_depth = vm::VmOptions().max_call_depth;
   bool help = false;
 };
@@ -281,6 +281,8 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   DYNVM_ASSIGN_OR_RETURN(const uint32_t function, FindFunction(*exe, flags));
   vm::VmOptions options;
   options.max_call_depth = static_cast<uint32_t>(flags.max_call_depth);
+  std::optional<kernels::ThreadPool> pool;
+  if (flags.threads > 0) options.thread_pool = &pool.emplace(static_cast<int>(flags.threads));
   vm::VirtualMachine machine(exe, options);
   DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> args,
                          BindInputs(exe->function(function), flags.inputs, machine.allocator()));

@@ -127,7 +127,8 @@ absl::StatusOr<Value> AllocTensor(const Value& storage_value, uint32_t storage_r
 VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable, VmOptions options)
     : executable_(std::move(executable)),
       options_(std::move(options)),
-      allocator_(options_.allocator ? options_.allocator : MakePooledAllocator()) {
+      allocator_(options_.allocator ? options_.allocator : MakePooledAllocator()),
+      thread_pool_(options_.thread_pool ? options_.thread_pool : &kernels::ThreadPool::Default()) {
   frames_.reserve(64);
   size_t max_arity = 0;
   for (const KernelEntry& entry : executable_->spec().kernels) {
@@ -463,7 +464,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
             kernel.name(), OPND(3 + i), REG(3 + i).TypeName())));
       }
     }
-    absl::Status kernel_status = kernel.Call(args);
+    absl::Status kernel_status = kernel.Call(args, *thread_pool_);
     if (!kernel_status.ok()) {
       FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
                                                               kernel_status.message())));

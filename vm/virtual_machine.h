@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kernels/thread_pool.h"
 #include "objects/allocator.h"
 #include "objects/value.h"
 #include "vm/executable.h"
@@ -36,6 +37,8 @@ struct VmOptions {
   // Calls and backward jumps one invocation may make before it ends with
   // ResourceExhausted; bounds the time a hostile or buggy program can take. 0: no limit.
   int64_t max_steps = 0;
+  // Where kernels parallelise. Null: kernels::ThreadPool::Default().
+  kernels::ThreadPool* thread_pool = nullptr;
   // Where AllocStorage gets memory. Null: a pooled allocator private to this VM.
   std::shared_ptr<Allocator> allocator;
 };
@@ -79,6 +82,7 @@ class VirtualMachine {
   std::shared_ptr<const Executable> executable_;
   VmOptions options_;
   std::shared_ptr<Allocator> allocator_;
+  kernels::ThreadPool* thread_pool_;
   std::vector<Value> registers_;
   std::vector<Frame> frames_;
   int64_t steps_left_ = 0;                // of options_.max_steps, in this invocation

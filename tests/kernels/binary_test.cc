@@ -66,7 +66,7 @@ absl::Status RunKernel(std::string_view op, const NDArray& a, const NDArray& b, 
   absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind(op, {}, 2, 1);
   if (!k.ok()) return k.status();
   NDArrayObj* args[] = {a.get(), b.get(), c.get()};
-  return k->Call(args);
+  return k->Call(args, ThreadPool::Default());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -556,7 +556,7 @@ TEST(KernelRegistryTest, BindParsesAttributesOnce) {
   NDArray in = MakeArray<int64_t>({3}, {1, 2, -4});
   NDArray out = *NDArrayObj::Empty({3}, DType::kI64, Alloc());
   NDArrayObj* args[] = {in.get(), out.get()};
-  ASSERT_TRUE(k->Call(args).ok());
+  ASSERT_TRUE(k->Call(args, ThreadPool::Default()).ok());
   EXPECT_EQ(Elements<int64_t>(out), (std::vector<int64_t>{3, 6, -12}));
 
   // Bind errors are InvalidArgument prefixed with the kernel's name.

@@ -268,7 +268,7 @@ TEST_F(VmRunTest, Help) {
   const Outcome outcome = Shell(std::string(DYNVM_VM_RUN) + " --help", Path("e"));
   EXPECT_EQ(outcome.exit_code, 0);
   EXPECT_THAT(outcome.out, StartsWith("usage: vm_run exe.fbs"));
-  EXPECT_THAT(outcome.out, HasSubstr("single-threaded"));
+  EXPECT_THAT(outcome.out, HasSubstr("--threads=N"));
 }
 
 }  // namespace

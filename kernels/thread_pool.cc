@@ -1,0 +1,111 @@
+#include "kernels/thread_pool.h"
+
+#include <algorithm>
+
+namespace dynvm::kernels {
+
+// A ParallelFor in progress. Chunks are claimed with `next`; `done` counts the chunks
+// finished, and the caller returns when it reaches `chunks`.
+struct ThreadPool::Job {
+  absl::FunctionRef<void(int64_t, int64_t)> fn;
+  int64_t n;
+  int64_t chunk;
+  int64_t chunks;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+};
+
+ThreadPool::ThreadPool(int num_threads) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::RunChunks(Job& job) {
+  for (int64_t c; (c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks;) {
+    const int64_t begin = c * job.chunk;
+    job.fn(begin, std::min(job.n, begin + job.chunk));
+    job.done.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    // Spin briefly: kernels run back to back, and a sleeping worker costs a wake-up.
+    uint64_t gen = generation_.load(std::memory_order_acquire);
+    for (int spin = 0; gen == seen && spin < 20000; ++spin) {
+      gen = generation_.load(std::memory_order_acquire);
+    }
+    if (gen == seen) {
+      generation_.wait(seen, std::memory_order_acquire);
+      continue;
+    }
+    seen = gen;
+    if (stop_.load()) return;
+    // Announce first, then look: the submitter retires a job by clearing job_ and then
+    // waiting for active_ to drain, so a job seen here outlives its use.
+    active_.fetch_add(1);
+    if (Job* job = job_.load()) RunChunks(*job);
+    active_.fetch_sub(1);
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain,
+                             absl::FunctionRef<void(int64_t, int64_t)> fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = (n + grain - 1) / grain;
+  // Some slack over the thread count balances uneven chunks.
+  const int64_t chunks = std::min<int64_t>(max_chunks, 4 * num_threads());
+  if (chunks <= 1 || workers_.empty() || !submit_mu_.TryLock()) {
+    fn(0, n);
+    return;
+  }
+  Job job{fn, n, (n + chunks - 1) / chunks, 0};
+  job.chunks = (n + job.chunk - 1) / job.chunk;
+  job_.store(&job);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  RunChunks(job);
+  while (job.done.load(std::memory_order_acquire) < job.chunks) {
+  }
+  job_.store(nullptr);
+  // A worker that picked up the pointer may still be looking at it: wait it out before
+  // `job` leaves scope.
+  while (active_.load() != 0) {
+  }
+  submit_mu_.Unlock();
+}
+
+namespace {
+std::atomic<int> g_default_threads{0};
+std::atomic<bool> g_default_created{false};
+}  // namespace
+
+int ThreadPool::DefaultThreads() {
+  const int set = g_default_threads.load();
+  if (set > 0) return set;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+bool ThreadPool::SetDefaultThreads(int num_threads) {
+  if (g_default_created.load()) return false;
+  g_default_threads.store(std::max(1, num_threads));
+  return true;
+}
+
+ThreadPool& ThreadPool::Default() {
+  static ThreadPool* pool = [] {
+    g_default_created.store(true);
+    return new ThreadPool(DefaultThreads());
+  }();
+  return *pool;
+}
+
+}  // namespace dynvm::kernels

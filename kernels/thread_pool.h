@@ -1,0 +1,67 @@
+// The intra-op thread pool every kernel parallelises on.
+//
+// One pool is shared by all kernels (and by all VMs that do not bring their own); its
+// size is set by the embedder. ParallelFor splits a range into chunks that the pool's
+// workers and the calling thread take in turn, and returns when all are done. If the
+// pool is already running another ParallelFor (another VM's kernel, or a nested call
+// from inside a task), the work runs on the calling thread instead of waiting: kernels
+// never block on each other.
+//
+//   ThreadPool& pool = ThreadPool::Default();
+//   pool.ParallelFor(rows, /*grain=*/16, [&](int64_t begin, int64_t end) {
+//     for (int64_t r = begin; r < end; ++r) ...;
+//   });
+#ifndef DYNVM_KERNELS_THREAD_POOL_H_
+#define DYNVM_KERNELS_THREAD_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
+
+namespace dynvm::kernels {
+
+class ThreadPool {
+ public:
+  // A pool of `num_threads` threads in all, counting the caller of ParallelFor (so 1
+  // means no worker threads). Values below 1 are taken as 1.
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least `grain`
+  // long (but the last), from up to num_threads() threads. Returns when all calls
+  // have returned.
+  void ParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn);
+
+  // The process-wide pool, created on first use with `DefaultThreads()` threads.
+  static ThreadPool& Default();
+  // The size Default() is created with: set by SetDefaultThreads, else the number of
+  // hardware threads.
+  static int DefaultThreads();
+  // Sets the size of the default pool. Takes effect only before Default() is first
+  // called; returns false afterwards.
+  static bool SetDefaultThreads(int num_threads);
+
+ private:
+  struct Job;
+  void WorkerLoop();
+  void RunChunks(Job& job);
+
+  std::vector<std::thread> workers_;
+  absl::Mutex submit_mu_;             // held by the thread whose job the pool runs
+  std::atomic<uint64_t> generation_{0};  // bumped for every job; workers wait on it
+  std::atomic<Job*> job_{nullptr};
+  std::atomic<int> active_{0};        // workers between announcing and finishing a look
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_THREAD_POOL_H_

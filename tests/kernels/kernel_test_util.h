@@ -1,0 +1,45 @@
+// Helpers for kernel tests: tensors from values or random, and running a registered
+// kernel the way the VM does — shape function first, outputs allocated from its
+// answer, then the kernel — so every call also checks the shape function against what
+// the kernel accepts.
+//
+//   std::mt19937 rng(1);
+//   NDArray x = RandomTensor({2, 3}, DType::kF32, rng);
+//   absl::StatusOr<std::vector<NDArray>> out = RunKernel("nn.softmax", {{"axis", -1}}, {x});
+#ifndef DYNVM_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
+#define DYNVM_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/kernel.h"
+#include "objects/ndarray.h"
+
+namespace dynvm::kernels::testing {
+
+// A tensor of `shape` holding `values` (converted to `T`'s dtype), row-major.
+template <typename T>
+NDArray TensorOf(std::vector<int64_t> shape, std::vector<T> values);
+
+// A tensor with elements uniform in [lo, hi) (integers: rounded; bool: 0/1).
+NDArray RandomTensor(std::vector<int64_t> shape, DType dtype, std::mt19937& rng,
+                     double lo = -1.0, double hi = 1.0);
+
+// Element i of `t` as a double, whatever its dtype (f16/bf16 included).
+double ElementAsDouble(const NDArrayObj& t, int64_t i);
+
+// Binds `name` from the default registry with `attrs`, computes the output shapes
+// with its shape function, allocates outputs of `output_dtypes` (default: the first
+// input's dtype for each output) and runs it on `pool` (default: the default pool).
+absl::StatusOr<std::vector<NDArray>> RunKernel(std::string_view name, const Attrs& attrs,
+                                               std::vector<NDArray> inputs,
+                                               std::vector<DType> output_dtypes = {},
+                                               int num_outputs = 1,
+                                               ThreadPool* pool = nullptr);
+
+}  // namespace dynvm::kernels::testing
+
+#endif  // DYNVM_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
