@@ -176,7 +176,8 @@ class FunctionVerifier {
         }
         break;
       }
-      case Opcode::kInvokePacked: {
+      case Opcode::kInvokePacked:
+      case Opcode::kInvokeShapeFn: {
         const KernelEntry& entry = spec_.kernels[ops[0]];
         if (ops[1] != entry.num_outputs ||
             inst.list.size() != static_cast<size_t>(entry.num_inputs) + entry.num_outputs) {

@@ -135,6 +135,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable, VmO
     max_arity = std::max<size_t>(max_arity, entry.num_inputs + entry.num_outputs);
   }
   kernel_args_.resize(max_arity);
+  shapes_.resize(max_arity);
   uint32_t max_frame = 0;
   for (const Function& function : executable_->functions()) {
     max_frame = std::max(max_frame, function.num_registers);
@@ -454,20 +455,29 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   }
   CASE(InvokePacked) {
     const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
-    const uint32_t n = OPND(2);
+    TRY(GatherTensors(kernel, &OPND(3), OPND(2), regs));
     NDArrayObj** args = kernel_args_.data();
-    for (uint32_t i = 0; i < n; ++i) {
-      args[i] = REG(3 + i).As<NDArrayObj>();
-      if (args[i] == nullptr) {
-        FAIL(absl::InvalidArgumentError(absl::StrFormat(
-            "argument %d of kernel '%s': register %d holds %s, expected a tensor", i,
-            kernel.name(), OPND(3 + i), REG(3 + i).TypeName())));
-      }
-    }
     absl::Status kernel_status = kernel.Call(args, *thread_pool_);
     if (!kernel_status.ok()) {
       FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
                                                               kernel_status.message())));
+    }
+    NEXT();
+    DISPATCH();
+  }
+  CASE(InvokeShapeFn) {
+    const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
+    const uint32_t num_outputs = OPND(1);
+    const uint32_t num_inputs = OPND(2) - num_outputs;
+    TRY(GatherTensors(kernel, &OPND(3), num_inputs, regs));
+    absl::Status shape_status = kernel.InferShapes(kernel_args_.data(), shapes_.data());
+    if (!shape_status.ok()) {
+      FAIL(absl::Status(shape_status.code(),
+                        absl::StrFormat("shape function of kernel '%s': %s", kernel.name(),
+                                        shape_status.message())));
+    }
+    for (uint32_t i = 0; i < num_outputs; ++i) {
+      REG(3 + num_inputs + i) = Value(MakeObject<ShapeTupleObj>(shapes_[i]));
     }
     NEXT();
     DISPATCH();
@@ -680,6 +690,20 @@ fail:
 #undef TRY
 #undef DISPATCH
 #undef CASE
+}
+
+absl::Status VirtualMachine::GatherTensors(const kernels::BoundKernel& kernel,
+                                           const uint32_t* registers, uint32_t count,
+                                           const Value* regs) {
+  for (uint32_t i = 0; i < count; ++i) {
+    kernel_args_[i] = regs[registers[i]].As<NDArrayObj>();
+    if (kernel_args_[i] == nullptr) [[unlikely]] {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "argument %d of kernel '%s': register %d holds %s, expected a tensor", i,
+          kernel.name(), registers[i], regs[registers[i]].TypeName()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VirtualMachine::StepsError() const {

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
 #include "objects/allocator.h"
 #include "objects/value.h"
@@ -78,6 +79,10 @@ class VirtualMachine {
   void Unwind();
   absl::Status DepthError(const Function& callee) const;
   absl::Status StepsError() const;
+  // Points kernel_args_[0..count) at the tensors in `registers` (indices into `regs`),
+  // or names the first register that holds no tensor.
+  absl::Status GatherTensors(const kernels::BoundKernel& kernel, const uint32_t* registers,
+                             uint32_t count, const Value* regs);
 
   std::shared_ptr<const Executable> executable_;
   VmOptions options_;
@@ -88,6 +93,7 @@ class VirtualMachine {
   int64_t steps_left_ = 0;                // of options_.max_steps, in this invocation
   std::vector<Value> scratch_;            // TailInvoke's arguments in flight
   std::vector<NDArrayObj*> kernel_args_;  // InvokePacked's tensors, sized at construction
+  std::vector<Shape> shapes_;             // InvokeShapeFn's results, likewise
 };
 
 }  // namespace dynvm::vm

@@ -151,6 +151,28 @@ TEST(InterpreterTest, DynamicShapeFromOneExecutable) {
   }
 }
 
+TEST(InterpreterTest, OutputShapeFromTheKernelsShapeFunction) {
+  auto exe = LoadProgram("dynamic_shape.s");
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  std::mt19937 rng(11);
+  NDArray x = RandomTensor({3, 4}, rng);
+  NDArray y = RandomTensor({4}, rng);
+  absl::StatusOr<Value> out = vm.Invoke("broadcast_add", {Value(x), Value(y)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const NDArrayObj* z = out->As<NDArrayObj>();
+  ASSERT_NE(z, nullptr);
+  EXPECT_THAT(z->shape(), ::testing::ElementsAre(3, 4));
+  for (int64_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(z->data_as<float>()[i], x->data_as<float>()[i] + y->data_as<float>()[i % 4]);
+  }
+  out = vm.Invoke("broadcast_add", {Value(x), Value(RandomTensor({5}, rng))});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("(invoke_shape_fn): shape function of kernel 'add': shapes [3, 4] and "
+                        "[5] do not broadcast"));
+}
+
 TEST(InterpreterTest, StaticAllocationViewsAndTuples) {
   auto exe = LoadProgram("misc.s");
   ASSERT_NE(exe, nullptr);

@@ -142,8 +142,9 @@ TEST(VerifierTest, EveryOpcodeWithValidOperandsPasses) {
         case 'L': inst.operands.push_back(64); break;
         case '#': inst.list = {2, 3}; break;
         case '+':
-          inst.list = op == Opcode::kInvokePacked ? std::vector<int64_t>{0, 1, 2}
-                                                  : std::vector<int64_t>{0};
+          inst.list = op == Opcode::kInvokePacked || op == Opcode::kInvokeShapeFn
+                          ? std::vector<int64_t>{0, 1, 2}
+                          : std::vector<int64_t>{0};
           break;
       }
     }

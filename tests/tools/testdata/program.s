@@ -25,6 +25,7 @@
   load_consti      %7, 0
   alloc_tensor_reg %8, %5, %7, f32, %6
   load_const       %9, bias
+  invoke_shape_fn  add, 1, (%0, %9, %6)     ; %6 := shape of x + bias (the same)
   invoke_packed    add, 1, (%0, %9, %8)     ; %8 := x + bias
   load_consti      %10, 2
   divi             %11, %4, %10

@@ -34,3 +34,19 @@
 .func @fail() -> (int) regs 1
   fatal boom
 .end
+
+; x + y broadcast, with the output shape from the kernel's shape function (what a
+; compiler emits for `?` output dims).
+.func @broadcast_add(x: tensor f32[?, ?], y: tensor f32[?]) -> (tensor f32[?, ?]) regs 8
+  invoke_shape_fn add, 1, (%0, %1, %2)
+  dim %3, %2, 0
+  dim %4, %2, 1
+  muli %3, %3, %4
+  load_consti %4, 4
+  muli %3, %3, %4
+  alloc_storage %5, %3
+  load_consti %6, 0
+  alloc_tensor_reg %7, %5, %6, f32, %2
+  invoke_packed add, 1, (%0, %1, %7)
+  ret %7
+.end
