@@ -1,94 +1,269 @@
-// Elementwise binary kernels with numpy broadcasting: add, subtract, multiply, divide,
-// maximum, minimum. Inputs a, b and output c share one dtype (f32, f64, i32, i64); the
-// output shape must be the broadcast of the inputs'.
+// Elementwise binary kernels with numpy broadcasting, and `where`:
+//
+//   arithmetic   add, subtract, multiply, divide, maximum, minimum, mod, floor_mod
+//                (f32, f64, i32, i64) and power (f32, f64): a op b, of the inputs' dtype
+//   comparisons  equal, not_equal, less, less_equal, greater, greater_equal: inputs of
+//                any one dtype (f16 and bf16 compare as their f32 values), bool output
+//   logical      logical_and, logical_or, logical_xor: bool inputs and output
+//   where        where(cond, x, y): cond bool, x and y of any one dtype, output theirs
+//
+// The output shape is the broadcast of the inputs'. Integer arithmetic never traps:
+// add, subtract and multiply wrap (two's complement), x / 0 == x % 0 == 0 and
+// MIN / -1 == MIN. mod truncates like C's fmod (the result has the sign of a);
+// floor_mod floors like Python's % (the sign of b). Float maximum and minimum propagate
+// NaN, as numpy's maximum does.
+//
+// Every kernel here runs on one broadcasting driver (kernels/broadcast.h): the output
+// is split into contiguous runs over the pool, and each run is a loop in which every
+// operand either advances or repeats one value — known at compile time, so the loop
+// vectorises.
 #include "kernels/binary.h"
 
-#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/broadcast.h"
+#include "kernels/elementwise/convert.h"
+#include "kernels/elementwise/dtypes.h"
+#include "kernels/internal/data_movement.h"
 
 namespace dynvm::kernels {
 namespace {
 
-struct AddOp { template <typename T> static T Apply(T a, T b) { return a + b; } };
-struct SubOp { template <typename T> static T Apply(T a, T b) { return a - b; } };
-struct MulOp { template <typename T> static T Apply(T a, T b) { return a * b; } };
-struct MaxOp { template <typename T> static T Apply(T a, T b) { return std::max(a, b); } };
-struct MinOp { template <typename T> static T Apply(T a, T b) { return std::min(a, b); } };
+using elementwise::Contains;
+using elementwise::DTypeSet;
+using elementwise::Widen;
 
-// Integer arithmetic wraps (two's complement) instead of overflowing, and integer
-// division by zero yields 0, so no input makes the kernel undefined.
-template <typename T>
-T Wrap(auto f, T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
+// ---------------------------------------------------------------------------------------
+// Runs: the innermost loops.
+
+// One operand of a run: contiguous (kStride 1) or a single repeated value (kStride 0),
+// read before the loop so that the loop body has no loads to hoist.
+template <int64_t kStride, typename T>
+class Run {
+ public:
+  explicit Run(const T* p) : p_(p) {
+    if constexpr (kStride == 0) v_ = *p;
+  }
+  T operator[](int64_t j) const {
+    if constexpr (kStride == 0) {
+      return v_;
+    } else {
+      return p_[j];
+    }
+  }
+
+ private:
+  const T* p_;
+  T v_{};
+};
+
+// Calls fn(std::integral_constant<int64_t, stride>) for an innermost stride of 0 or 1.
+template <typename Fn>
+void WithStride(int64_t stride, Fn&& fn) {
+  if (stride != 0) {
+    fn(std::integral_constant<int64_t, 1>{});
+  } else {
+    fn(std::integral_constant<int64_t, 0>{});
+  }
 }
-template <>
-int32_t AddOp::Apply(int32_t a, int32_t b) { return Wrap<int32_t>([](auto x, auto y) { return x + y; }, a, b); }
-template <>
-int64_t AddOp::Apply(int64_t a, int64_t b) { return Wrap<int64_t>([](auto x, auto y) { return x + y; }, a, b); }
-template <>
-int32_t SubOp::Apply(int32_t a, int32_t b) { return Wrap<int32_t>([](auto x, auto y) { return x - y; }, a, b); }
-template <>
-int64_t SubOp::Apply(int64_t a, int64_t b) { return Wrap<int64_t>([](auto x, auto y) { return x - y; }, a, b); }
-template <>
-int32_t MulOp::Apply(int32_t a, int32_t b) { return Wrap<int32_t>([](auto x, auto y) { return x * y; }, a, b); }
-template <>
-int64_t MulOp::Apply(int64_t a, int64_t b) { return Wrap<int64_t>([](auto x, auto y) { return x * y; }, a, b); }
 
-struct DivOp {
+// ParallelForEachBroadcastRun with chunks of about 64 KiB of traffic.
+template <size_t N, typename Fn>
+void ForEachRun(const BroadcastLoop<N>& loop, int64_t bytes_per_element, ThreadPool& pool,
+                Fn&& fn) {
+  ParallelForEachBroadcastRun(loop, pool, internal::GrainForBytes(bytes_per_element), fn);
+}
+
+// c = Op(a, b) elementwise over `loop`.
+template <typename Op, typename T, typename Out>
+void BinaryLoop(const BroadcastLoop<2>& loop, const T* a, const T* b, Out* c, ThreadPool& pool) {
+  const std::array<int64_t, 2> inner = loop.inner_strides();
+  ForEachRun(loop, 2 * sizeof(T) + sizeof(Out), pool,
+             [&](const std::array<int64_t, 2>& in, int64_t out, int64_t n) {
+               WithStride(inner[0], [&](auto sa) {
+                 WithStride(inner[1], [&](auto sb) {
+                   const Run<decltype(sa)::value, T> x(a + in[0]);
+                   const Run<decltype(sb)::value, T> y(b + in[1]);
+                   Out* z = c + out;
+                   for (int64_t j = 0; j < n; ++j) {
+                     z[j] = static_cast<Out>(Op::Apply(Widen(x[j]), Widen(y[j])));
+                   }
+                 });
+               });
+             });
+}
+
+// ---------------------------------------------------------------------------------------
+// Operations. Each names itself, the dtypes it takes, whether it yields bool, and its
+// scalar function of the inputs' arithmetic values.
+
+constexpr DTypeSet kArithmetic =
+    elementwise::kF32 | elementwise::kF64 | elementwise::kI32 | elementwise::kI64;
+constexpr DTypeSet kFloats = elementwise::kF32 | elementwise::kF64;
+
+// f(a, b) computed on the unsigned counterparts of integers, so that overflow wraps.
+template <typename T, typename F>
+T Wrapping(T a, T b, F f) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return f(a, b);
+  }
+}
+
+// Whether the integer quotient or remainder a op b is undefined in C++: b == 0, or
+// MIN / -1 (whose quotient overflows).
+template <typename T>
+bool IntDivisionTraps(T a, T b) {
+  return b == 0 || (b == -1 && a == std::numeric_limits<T>::min());
+}
+
+template <DTypeSet kSet, bool kBoolOut = false>
+struct OpTraits {
+  static constexpr DTypeSet kDTypes = kSet;
+  static constexpr bool kBoolOutput = kBoolOut;
+};
+
+struct Add : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "add";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return Wrapping(a, b, std::plus<>());
+  }
+};
+struct Subtract : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "subtract";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return Wrapping(a, b, std::minus<>());
+  }
+};
+struct Multiply : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "multiply";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return Wrapping(a, b, std::multiplies<>());
+  }
+};
+struct Divide : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "divide";
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0 || (b == -1 && a == std::numeric_limits<T>::min())) return b == 0 ? 0 : a;
+      if (IntDivisionTraps(a, b)) return b == 0 ? 0 : a;
     }
     return a / b;
   }
 };
-
-// c[i] = Op(a[i'], b[i'']) over the broadcast output, innermost axis in a tight loop.
-template <typename Op, typename T>
-void BroadcastLoop(const T* a, const T* b, T* c, absl::Span<const int64_t> out_shape,
-                   absl::Span<const int64_t> sa, absl::Span<const int64_t> sb) {
-  const size_t rank = out_shape.size();
-  if (rank == 0) {
-    c[0] = Op::Apply(a[0], b[0]);
-    return;
+struct Maximum : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "maximum";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return (a > b || a != a) ? a : b;
   }
-  const int64_t inner = out_shape[rank - 1];
-  const int64_t ia = sa[rank - 1], ib = sb[rank - 1];
-  int64_t outer = 1;
-  for (size_t i = 0; i + 1 < rank; ++i) outer *= out_shape[i];
-  Shape index(rank, 0);
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t oa = 0, ob = 0;
-    for (size_t i = 0; i + 1 < rank; ++i) {
-      oa += index[i] * sa[i];
-      ob += index[i] * sb[i];
-    }
-    const T* pa = a + oa;
-    const T* pb = b + ob;
-    T* pc = c + o * inner;
-    if (ia == 1 && ib == 1) {
-      for (int64_t j = 0; j < inner; ++j) pc[j] = Op::Apply(pa[j], pb[j]);
-    } else if (ia == 1 && ib == 0) {
-      const T vb = pb[0];
-      for (int64_t j = 0; j < inner; ++j) pc[j] = Op::Apply(pa[j], vb);
-    } else if (ia == 0 && ib == 1) {
-      const T va = pa[0];
-      for (int64_t j = 0; j < inner; ++j) pc[j] = Op::Apply(va, pb[j]);
+};
+struct Minimum : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "minimum";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return (a < b || a != a) ? a : b;
+  }
+};
+struct Power : OpTraits<kFloats> {
+  static constexpr const char* kName = "power";
+  template <typename T>
+  static T Apply(T a, T b) {
+    return std::pow(a, b);
+  }
+};
+// Truncated remainder: the sign of a.
+struct Mod : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "mod";
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return IntDivisionTraps(a, b) ? 0 : a % b;
     } else {
-      for (int64_t j = 0; j < inner; ++j) pc[j] = Op::Apply(pa[j * ia], pb[j * ib]);
-    }
-    for (size_t i = rank - 1; i-- > 0;) {
-      if (++index[i] < out_shape[i]) break;
-      index[i] = 0;
+      return std::fmod(a, b);
     }
   }
+};
+// Floored remainder: the sign of b (zero when b divides a).
+struct FloorMod : OpTraits<kArithmetic> {
+  static constexpr const char* kName = "floor_mod";
+  template <typename T>
+  static T Apply(T a, T b) {
+    const T r = Mod::Apply(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+};
+
+template <typename Cmp, const char* kOpName>
+struct Comparison : OpTraits<elementwise::kAllDTypes, /*kBoolOut=*/true> {
+  static constexpr const char* kName = kOpName;
+  template <typename T>
+  static bool Apply(T a, T b) {
+    return Cmp()(a, b);
+  }
+};
+constexpr char kEqual[] = "equal";
+constexpr char kNotEqual[] = "not_equal";
+constexpr char kLess[] = "less";
+constexpr char kLessEqual[] = "less_equal";
+constexpr char kGreater[] = "greater";
+constexpr char kGreaterEqual[] = "greater_equal";
+
+// On bool inputs, which Widen maps to 0 or 1.
+template <typename Bits, const char* kOpName>
+struct Logical : OpTraits<elementwise::kBool, /*kBoolOut=*/true> {
+  static constexpr const char* kName = kOpName;
+  template <typename T>
+  static T Apply(T a, T b) {
+    return Bits()(a, b);
+  }
+};
+constexpr char kLogicalAnd[] = "logical_and";
+constexpr char kLogicalOr[] = "logical_or";
+constexpr char kLogicalXor[] = "logical_xor";
+
+// ---------------------------------------------------------------------------------------
+// Wrappers and shape functions.
+
+// The broadcast of `shapes`. The error is BroadcastShapes' alone, without the operator's
+// name: the VM's message names the kernel already.
+absl::StatusOr<Shape> BroadcastAll(std::initializer_list<absl::Span<const int64_t>> shapes) {
+  Shape out;
+  for (absl::Span<const int64_t> shape : shapes) {
+    DYNVM_ASSIGN_OR_RETURN(out, BroadcastShapes(out, shape));
+  }
+  return out;
+}
+
+// Checks the inputs of binary op `Op` and returns the output shape.
+template <typename Op>
+absl::StatusOr<Shape> BinaryShape(const NDArrayObj& a, const NDArrayObj& b) {
+  if (a.dtype() != b.dtype()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: input dtypes differ: %s and %s",
+                                                      Op::kName, DTypeName(a.dtype()),
+                                                      DTypeName(b.dtype())));
+  }
+  DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(Op::kName, "input", a, Op::kDTypes));
+  return BroadcastAll({a.shape(), b.shape()});
+}
+
+template <typename Op>
+absl::Status BinaryShapeFn(const ShapeCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(call.output_shapes[0], BinaryShape<Op>(*call.inputs[0], *call.inputs[1]));
+  return absl::OkStatus();
 }
 
 template <typename Op>
@@ -96,58 +271,114 @@ absl::Status BinaryKernel(const KernelCall& call) {
   const NDArrayObj& a = *call.args[0];
   const NDArrayObj& b = *call.args[1];
   const NDArrayObj& c = *call.args[2];
-  if (a.dtype() != b.dtype() || a.dtype() != c.dtype()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "dtypes differ: %s, %s -> %s", DTypeName(a.dtype()), DTypeName(b.dtype()),
-        DTypeName(c.dtype())));
-  }
-  DYNVM_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(a.shape(), b.shape()));
-  if (!std::equal(out_shape.begin(), out_shape.end(), c.shape().begin(), c.shape().end())) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "output shape %s, expected %s (broadcast of %s and %s)", ShapeToString(c.shape()),
-        ShapeToString(out_shape), ShapeToString(a.shape()), ShapeToString(b.shape())));
-  }
+  DYNVM_ASSIGN_OR_RETURN(const Shape shape, BinaryShape<Op>(a, b));
+  DYNVM_RETURN_IF_ERROR(
+      internal::CheckOutput(Op::kName, c, Op::kBoolOutput ? DType::kBool : a.dtype(), shape));
   if (c.num_elements() == 0) return absl::OkStatus();
-  const Shape sa = BroadcastStrides(a.shape(), out_shape);
-  const Shape sb = BroadcastStrides(b.shape(), out_shape);
-  switch (a.dtype()) {
-    case DType::kF32:
-      BroadcastLoop<Op>(a.data_as<float>(), b.data_as<float>(), c.data_as<float>(), out_shape, sa, sb);
-      return absl::OkStatus();
-    case DType::kF64:
-      BroadcastLoop<Op>(a.data_as<double>(), b.data_as<double>(), c.data_as<double>(), out_shape, sa, sb);
-      return absl::OkStatus();
-    case DType::kI32:
-      BroadcastLoop<Op>(a.data_as<int32_t>(), b.data_as<int32_t>(), c.data_as<int32_t>(), out_shape, sa, sb);
-      return absl::OkStatus();
-    case DType::kI64:
-      BroadcastLoop<Op>(a.data_as<int64_t>(), b.data_as<int64_t>(), c.data_as<int64_t>(), out_shape, sa, sb);
-      return absl::OkStatus();
-    default:
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "unsupported dtype %s: expected f32, f64, i32 or i64", DTypeName(a.dtype())));
-  }
+  const BroadcastLoop<2> loop = MakeBroadcastLoop<2>({a.shape(), b.shape()}, shape);
+  elementwise::VisitDType(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (Contains<T>(Op::kDTypes)) {
+      using Out = std::conditional_t<Op::kBoolOutput, uint8_t, T>;
+      BinaryLoop<Op>(loop, a.data_as<T>(), b.data_as<T>(), c.data_as<Out>(), *call.pool);
+    }
+  });
+  return absl::OkStatus();
 }
 
-absl::Status BroadcastShapeFn(const ShapeCall& call) {
+absl::StatusOr<Shape> WhereShape(const NDArrayObj& cond, const NDArrayObj& x, const NDArrayObj& y) {
+  DYNVM_RETURN_IF_ERROR(internal::CheckDType("where", "condition", cond, DType::kBool));
+  if (x.dtype() != y.dtype()) {
+    return absl::InvalidArgumentError(absl::StrFormat("where: x and y dtypes differ: %s and %s",
+                                                      DTypeName(x.dtype()), DTypeName(y.dtype())));
+  }
+  return BroadcastAll({cond.shape(), x.shape(), y.shape()});
+}
+
+absl::Status WhereShapeFn(const ShapeCall& call) {
   DYNVM_ASSIGN_OR_RETURN(call.output_shapes[0],
-                         BroadcastShapes(call.inputs[0]->shape(), call.inputs[1]->shape()));
+                         WhereShape(*call.inputs[0], *call.inputs[1], *call.inputs[2]));
   return absl::OkStatus();
+}
+
+// out = cond ? x : y, moving elements as unsigned integers of their size.
+template <typename U>
+void WhereLoop(const BroadcastLoop<3>& loop, const uint8_t* cond, const U* x, const U* y, U* out,
+               ThreadPool& pool) {
+  const std::array<int64_t, 3> inner = loop.inner_strides();
+  ForEachRun(loop, 1 + 3 * sizeof(U), pool,
+             [&](const std::array<int64_t, 3>& in, int64_t o, int64_t n) {
+               WithStride(inner[0], [&](auto sc) {
+                 WithStride(inner[1], [&](auto sx) {
+                   WithStride(inner[2], [&](auto sy) {
+                     const Run<decltype(sc)::value, uint8_t> c(cond + in[0]);
+                     const Run<decltype(sx)::value, U> a(x + in[1]);
+                     const Run<decltype(sy)::value, U> b(y + in[2]);
+                     U* z = out + o;
+                     for (int64_t j = 0; j < n; ++j) z[j] = c[j] != 0 ? a[j] : b[j];
+                   });
+                 });
+               });
+             });
+}
+
+absl::Status WhereKernel(const KernelCall& call) {
+  const NDArrayObj& cond = *call.args[0];
+  const NDArrayObj& x = *call.args[1];
+  const NDArrayObj& y = *call.args[2];
+  const NDArrayObj& out = *call.args[3];
+  DYNVM_ASSIGN_OR_RETURN(const Shape shape, WhereShape(cond, x, y));
+  DYNVM_RETURN_IF_ERROR(internal::CheckOutput("where", out, x.dtype(), shape));
+  if (out.num_elements() == 0) return absl::OkStatus();
+  const BroadcastLoop<3> loop = MakeBroadcastLoop<3>({cond.shape(), x.shape(), y.shape()}, shape);
+  internal::DispatchElementSize(DTypeSize(x.dtype()), [&](auto tag) {
+    using U = decltype(tag);
+    WhereLoop<U>(loop, cond.data_as<uint8_t>(), x.data_as<U>(), y.data_as<U>(), out.data_as<U>(),
+                 *call.pool);
+  });
+  return absl::OkStatus();
+}
+
+template <typename Op>
+KernelDef BinaryDef() {
+  return KernelDef{.name = Op::kName,
+                   .num_inputs = 2,
+                   .num_outputs = 1,
+                   .fn = BinaryKernel<Op>,
+                   .bind = nullptr,
+                   .shape_fn = BinaryShapeFn<Op>};
 }
 
 }  // namespace
 
 absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
-  const std::pair<const char*, KernelFn> kernels[] = {
-      {"add", BinaryKernel<AddOp>},      {"subtract", BinaryKernel<SubOp>},
-      {"multiply", BinaryKernel<MulOp>}, {"divide", BinaryKernel<DivOp>},
-      {"maximum", BinaryKernel<MaxOp>},  {"minimum", BinaryKernel<MinOp>},
+  const KernelDef defs[] = {
+      BinaryDef<Add>(),
+      BinaryDef<Subtract>(),
+      BinaryDef<Multiply>(),
+      BinaryDef<Divide>(),
+      BinaryDef<Maximum>(),
+      BinaryDef<Minimum>(),
+      BinaryDef<Power>(),
+      BinaryDef<Mod>(),
+      BinaryDef<FloorMod>(),
+      BinaryDef<Comparison<std::equal_to<>, kEqual>>(),
+      BinaryDef<Comparison<std::not_equal_to<>, kNotEqual>>(),
+      BinaryDef<Comparison<std::less<>, kLess>>(),
+      BinaryDef<Comparison<std::less_equal<>, kLessEqual>>(),
+      BinaryDef<Comparison<std::greater<>, kGreater>>(),
+      BinaryDef<Comparison<std::greater_equal<>, kGreaterEqual>>(),
+      BinaryDef<Logical<std::bit_and<>, kLogicalAnd>>(),
+      BinaryDef<Logical<std::bit_or<>, kLogicalOr>>(),
+      BinaryDef<Logical<std::bit_xor<>, kLogicalXor>>(),
+      KernelDef{.name = "where",
+                .num_inputs = 3,
+                .num_outputs = 1,
+                .fn = WhereKernel,
+                .bind = nullptr,
+                .shape_fn = WhereShapeFn},
   };
-  for (const auto& [name, fn] : kernels) {
-    DYNVM_RETURN_IF_ERROR(registry.Register(
-        KernelDef{.name = name, .num_inputs = 2, .num_outputs = 1, .fn = fn, .bind = nullptr,
-                  .shape_fn = BroadcastShapeFn}));
-  }
+  for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();
 }
 

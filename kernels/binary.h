@@ -1,4 +1,5 @@
-// Registration of the elementwise binary kernel family (kernels/binary.cc).
+// Registration of the elementwise binary kernel family (kernels/binary.cc): arithmetic,
+// comparisons and logical operations with numpy broadcasting, and `where`.
 #ifndef DYNVM_KERNELS_BINARY_H_
 #define DYNVM_KERNELS_BINARY_H_
 
@@ -6,7 +7,9 @@
 
 namespace dynvm::kernels {
 
-// Adds add, subtract, multiply, divide, maximum and minimum.
+// Adds add, subtract, multiply, divide, maximum, minimum, power, mod, floor_mod, equal,
+// not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
+// logical_xor and where.
 absl::Status RegisterBinaryKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

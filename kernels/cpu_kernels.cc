@@ -5,11 +5,15 @@
 #include "base/status_macros.h"
 #include "kernels/binary.h"
 #include "kernels/kernel.h"
+#include "kernels/reduce.h"
+#include "kernels/unary.h"
 
 namespace dynvm::kernels {
 
 absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   return absl::OkStatus();
 }
 

@@ -21,6 +21,19 @@ absl::Status KernelRegistry::Register(KernelDef def) {
   return absl::OkStatus();
 }
 
+const KernelDef* KernelRegistry::Find(std::string_view name) const {
+  auto it = defs_.find(absl::string_view(name.data(), name.size()));
+  return it == defs_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> KernelRegistry::Names() const {
+  std::vector<std::string> names;
+  names.reserve(defs_.size());
+  for (const auto& [name, def] : defs_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const Attrs& attrs,
                                                  int num_inputs, int num_outputs) const {
   auto it = defs_.find(absl::string_view(name.data(), name.size()));

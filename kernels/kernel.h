@@ -130,6 +130,10 @@ class KernelRegistry {
   bool Contains(std::string_view name) const {
     return defs_.contains(absl::string_view(name.data(), name.size()));
   }
+  // The definition registered under `name`, or null.
+  const KernelDef* Find(std::string_view name) const;
+  // The registered kernel names, sorted.
+  std::vector<std::string> Names() const;
 
  private:
   // Node-based so that BoundKernels may point at definitions.

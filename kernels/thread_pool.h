@@ -5,7 +5,9 @@
 // workers and the calling thread take in turn, and returns when all are done. If the
 // pool is already running another ParallelFor (another VM's kernel, or a nested call
 // from inside a task), the work runs on the calling thread instead of waiting: kernels
-// never block on each other.
+// never block on each other. Idle workers spin for about 2 ms before they sleep, so that
+// kernels running back to back find them awake (waking a sleeping thread took up to
+// 0.6 ms on a KVM guest).
 //
 //   ThreadPool& pool = ThreadPool::Default();
 //   pool.ParallelFor(rows, /*grain=*/16, [&](int64_t begin, int64_t end) {
@@ -52,6 +54,9 @@ class ThreadPool {
  private:
   struct Job;
   void WorkerLoop();
+  // Spins until the job generation differs from `seen` or a spin budget (~2 ms) runs
+  // out; returns the generation last read (== seen when the budget ran out).
+  uint64_t SpinForJob(uint64_t seen) const;
   void RunChunks(Job& job);
 
   std::vector<std::thread> workers_;

@@ -1,0 +1,14 @@
+// Registration of the reduction kernel family (kernels/reduce.cc).
+#ifndef DYNVM_KERNELS_REDUCE_H_
+#define DYNVM_KERNELS_REDUCE_H_
+
+#include "kernels/kernel.h"
+
+namespace dynvm::kernels {
+
+// Adds sum, mean, max, min, prod, l2_norm, argmax, argmin and cumsum.
+absl::Status RegisterReduceKernels(KernelRegistry& registry);
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_REDUCE_H_

@@ -1,0 +1,283 @@
+// Tests of the `cast` kernel (kernels/unary.cc, rules in kernels/elementwise/convert.h)
+// between every pair of runtime dtypes, against a reference written here in long double
+// (which holds every value of every dtype exactly, i64 included):
+//
+//   to a floating type: the value rounded once to nearest even (f16 and bf16 by explicit
+//     scaling and nearbyintl, overflowing to infinity); NaN stays NaN
+//   floating -> integer: truncated toward zero, saturated at the range, NaN -> 0
+//   integer -> integer: wrapped modulo 2^bits
+//   -> bool: value != 0
+//
+// All results are exact: the comparison is equality (NaN with NaN). f16 and bf16 sources
+// are tested with all 65536 bit patterns.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/kernel.h"
+#include "objects/allocator.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace dynvm::kernels {
+namespace {
+
+using ::dynvm::kernels::testing::ElementAsDouble;
+using ::dynvm::kernels::testing::RunKernel;
+
+using LD = long double;
+
+constexpr DType kAll[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
+                          DType::kI16, DType::kI32, DType::kI64, DType::kU8,   DType::kBool};
+
+bool IsFloating(DType d) {
+  return d == DType::kF32 || d == DType::kF64 || d == DType::kF16 || d == DType::kBF16;
+}
+
+// The range of an integer dtype (bool excluded).
+std::pair<LD, LD> IntRange(DType d) {
+  switch (d) {
+    case DType::kI8:
+      return {-128.0L, 127.0L};
+    case DType::kI16:
+      return {-32768.0L, 32767.0L};
+    case DType::kI32:
+      return {-2147483648.0L, 2147483647.0L};
+    case DType::kI64:
+      return {-9223372036854775808.0L, 9223372036854775807.0L};
+    default:
+      return {0.0L, 255.0L};  // u8
+  }
+}
+
+// Element i of `t`, exactly.
+LD Load(const NDArrayObj& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kI64:
+      return static_cast<LD>(t.data_as<int64_t>()[i]);
+    case DType::kF64:
+      return t.data_as<double>()[i];
+    default:
+      return ElementAsDouble(t, i);  // exact for the others
+  }
+}
+
+// `v` rounded to nearest even with `p` significand bits, smallest normal exponent
+// `emin` and largest finite value `max`.
+LD RoundToFormat(LD v, int p, int emin, LD max) {
+  if (std::isnan(v) || std::isinf(v) || v == 0) return v;
+  const int e = std::max(static_cast<int>(std::ilogb(v)), emin);
+  const LD r = std::ldexp(std::nearbyint(std::ldexp(std::fabs(v), p - 1 - e)), e - (p - 1));
+  return std::copysign(r > max ? std::numeric_limits<LD>::infinity() : r, v);
+}
+
+// What cast(v) from `from` to `to` must give, as a long double.
+LD Expected(LD v, DType from, DType to) {
+  if (to == DType::kBool) return v != 0 ? 1 : 0;
+  if (!IsFloating(to)) {
+    const auto [lo, hi] = IntRange(to);
+    if (IsFloating(from)) {
+      if (std::isnan(v)) return 0;
+      return std::min(hi, std::max(lo, std::trunc(v)));
+    }
+    const LD span = hi - lo + 1;  // 2^bits
+    LD w = std::fmod(v - lo, span);
+    if (w < 0) w += span;
+    return w + lo;
+  }
+  switch (to) {
+    case DType::kF32:
+      return static_cast<float>(v);
+    case DType::kF64:
+      return static_cast<double>(v);
+    case DType::kF16:
+      return RoundToFormat(v, 11, -14, 65504.0L);
+    default:
+      return RoundToFormat(v, 8, -126, std::ldexp(255.0L, 120));  // bf16
+  }
+}
+
+// A tensor of `dtype` holding `values` (each representable in it) exactly.
+NDArray MakeTensor(DType dtype, const std::vector<LD>& values) {
+  NDArray t =
+      *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, dtype, MakeNaiveAllocator());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const LD v = values[i];
+    switch (dtype) {
+      case DType::kF32:
+        t->data_as<float>()[i] = static_cast<float>(v);
+        break;
+      case DType::kF64:
+        t->data_as<double>()[i] = static_cast<double>(v);
+        break;
+      case DType::kI8:
+        t->data_as<int8_t>()[i] = static_cast<int8_t>(v);
+        break;
+      case DType::kI16:
+        t->data_as<int16_t>()[i] = static_cast<int16_t>(v);
+        break;
+      case DType::kI32:
+        t->data_as<int32_t>()[i] = static_cast<int32_t>(v);
+        break;
+      case DType::kI64:
+        t->data_as<int64_t>()[i] = static_cast<int64_t>(v);
+        break;
+      case DType::kU8:
+        t->data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+        break;
+      case DType::kBool:
+        t->data_as<uint8_t>()[i] = v != 0;
+        break;
+      default:
+        t->data_as<uint16_t>()[i] = static_cast<uint16_t>(v);
+        break;  // raw f16/bf16 bits
+    }
+  }
+  return t;
+}
+
+// Source values for `dtype`: edge values of every destination (halfway points,
+// saturation bounds, wrap-arounds, double-rounding traps), then random ones. For f16 and
+// bf16, every bit pattern.
+std::vector<LD> SourceValues(DType dtype, std::mt19937& rng) {
+  std::vector<LD> v;
+  if (dtype == DType::kF16 || dtype == DType::kBF16) {
+    for (int bits = 0; bits < 65536; ++bits) v.push_back(bits);
+    return v;
+  }
+  const LD k2_24 = std::ldexp(1.0L, 24);
+  const LD kEdges[] = {
+      0,
+      1,
+      -1,
+      0.5L,
+      1.5L,
+      2.5L,
+      -2.5L,
+      -0.7L,
+      127,
+      128,
+      -128,
+      -129,
+      255,
+      255.9L,
+      256,
+      300,
+      -300,
+      32767,
+      32768,
+      -32769,
+      65504,
+      65519,
+      65520,
+      65536,
+      2147483647,
+      2147483648.0L,
+      -2147483649.0L,
+      3e9L,
+      -3e9L,
+      1e10L,
+      k2_24 + 1,
+      k2_24 + 3,
+      std::ldexp(1.0L, 25) + std::ldexp(1.0L, 17) + 1,    // rounds twice through f32 to bf16
+      1 + std::ldexp(1.0L, -11) + std::ldexp(1.0L, -40),  // rounds twice through f32 to f16
+      std::ldexp(1.0L, 53) + 1,
+      9223372036854775807.0L,
+      -9223372036854775808.0L,
+      std::ldexp(1.0L, 63) - std::ldexp(1.0L, 10),
+      1e-8L,
+      6e-8L,
+      3e-5L,
+      6.1e-5L,
+      1e-40L,
+      1e-300L,
+      1e300L,
+      3.5e38L,
+      std::numeric_limits<LD>::infinity(),
+      -std::numeric_limits<LD>::infinity(),
+      std::numeric_limits<LD>::quiet_NaN()};
+  std::uniform_real_distribution<double> wide(-70000, 70000), narrow(-3, 3);
+  std::vector<LD> candidates(std::begin(kEdges), std::end(kEdges));
+  for (int i = 0; i < 2000; ++i) {
+    candidates.push_back(wide(rng));
+    candidates.push_back(narrow(rng));
+    candidates.push_back(std::trunc(wide(rng)));
+    candidates.push_back(static_cast<int64_t>(rng()) << (rng() % 32));
+  }
+  for (LD c : candidates) {
+    if (dtype == DType::kF32) {
+      if (std::isnan(c) || static_cast<LD>(static_cast<float>(c)) == c) v.push_back(c);
+    } else if (dtype == DType::kF64) {
+      if (std::isnan(c) || static_cast<LD>(static_cast<double>(c)) == c) v.push_back(c);
+    } else if (dtype == DType::kBool) {
+      if (c == 0 || c == 1) v.push_back(c);
+    } else {
+      const auto [lo, hi] = IntRange(dtype);
+      if (c == std::trunc(c) && c >= lo && c <= hi) v.push_back(c);
+    }
+  }
+  if (dtype == DType::kF32) {  // random bit patterns
+    for (int i = 0; i < 20000; ++i) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  }
+  return v;
+}
+
+TEST(CastTest, EveryPairOfDTypes) {
+  std::mt19937 rng(17);
+  for (DType from : kAll) {
+    const std::vector<LD> values = SourceValues(from, rng);
+    const NDArray x = MakeTensor(from, values);
+    for (DType to : kAll) {
+      SCOPED_TRACE(std::string(DTypeName(from)) + " -> " + std::string(DTypeName(to)));
+      absl::StatusOr<std::vector<NDArray>> y =
+          RunKernel("cast", {{"dtype", std::string(DTypeName(to))}}, {x}, {to});
+      ASSERT_TRUE(y.ok()) << y.status();
+      const NDArrayObj& out = *(*y)[0];
+      ASSERT_EQ(out.shape(), x->shape());
+      for (int64_t i = 0; i < x->num_elements(); ++i) {
+        const LD v = Load(*x, i);
+        const LD want = Expected(v, from, to);
+        const LD got = Load(out, i);
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got)) << "value " << static_cast<double>(v) << " -> " << got;
+        } else {
+          ASSERT_EQ(got, want) << "value " << static_cast<double>(v) << " (element " << i << ")";
+          if (want == 0 && IsFloating(to)) {
+            ASSERT_EQ(std::signbit(got), std::signbit(want));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CastTest, LongNames) {
+  NDArray x = MakeTensor(DType::kF32, {1.5L, -2.5L});
+  absl::StatusOr<std::vector<NDArray>> y =
+      RunKernel("cast", {{"dtype", std::string("int64")}}, {x}, {DType::kI64});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ((*y)[0]->data_as<int64_t>()[0], 1);
+  EXPECT_EQ((*y)[0]->data_as<int64_t>()[1], -2);
+}
+
+TEST(CastTest, EmptyAndScalar) {
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{0, 3}, std::vector<int64_t>{}}) {
+    NDArray x = *NDArrayObj::Empty(shape, DType::kF64, MakeNaiveAllocator());
+    if (x->num_elements() == 1) x->data_as<double>()[0] = -7.9;
+    absl::StatusOr<std::vector<NDArray>> y =
+        RunKernel("cast", {{"dtype", std::string("i8")}}, {x}, {DType::kI8});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ((*y)[0]->shape(), x->shape());
+    if (x->num_elements() == 1) {
+      EXPECT_EQ((*y)[0]->data_as<int8_t>()[0], -7);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dynvm::kernels
