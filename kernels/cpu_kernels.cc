@@ -4,8 +4,14 @@
 
 #include "base/status_macros.h"
 #include "kernels/binary.h"
+#include "kernels/creation.h"
+#include "kernels/dynamic.h"
+#include "kernels/index.h"
 #include "kernels/kernel.h"
 #include "kernels/reduce.h"
+#include "kernels/slice.h"
+#include "kernels/sort.h"
+#include "kernels/transform.h"
 #include "kernels/unary.h"
 
 namespace dynvm::kernels {
@@ -14,6 +20,12 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterReduceKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterTransformKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterSliceKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterIndexKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterCreationKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterSortKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterDynamicKernels(registry));
   return absl::OkStatus();
 }
 

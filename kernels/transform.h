@@ -1,0 +1,15 @@
+// Registration of the layout-transform kernel family (kernels/transform.cc).
+#ifndef DYNVM_KERNELS_TRANSFORM_H_
+#define DYNVM_KERNELS_TRANSFORM_H_
+
+#include "kernels/kernel.h"
+
+namespace dynvm::kernels {
+
+// Adds reshape, dyn.reshape, squeeze, expand_dims, transpose, broadcast_to,
+// dyn.broadcast_to and tile.
+absl::Status RegisterTransformKernels(KernelRegistry& registry);
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_TRANSFORM_H_

@@ -1,0 +1,115 @@
+// Tests of the data-dependent-shape kernels (kernels/dynamic.cc) — argwhere and nonzero
+// — against a plain reference (a scan of every element's multi-index), through RunKernel,
+// whose shape functions count the nonzero elements: masks with no, some and all
+// elements set, every dtype (-0.0 is zero, NaN is not), ranks 0 to 4, and inputs long
+// enough to be counted and written in several chunks on a pool.
+//
+// Tolerances: none; coordinates are exact.
+#include "kernels/dynamic.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/kernels/data_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace dynvm::kernels::testing {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// The coordinates of the nonzero elements of `t`, in row-major order.
+std::vector<Ints> RefNonzero(const NDArray& t) {
+  std::vector<Ints> coords;
+  for (int64_t i = 0; i < t->num_elements(); ++i) {
+    const double v = ElementAsDouble(*t, i);
+    if (v != 0.0 || std::isnan(v)) coords.push_back(Unravel(i, ShapeOf(t)));
+  }
+  return coords;
+}
+
+// Runs argwhere and nonzero on `t` and checks both layouts against the reference.
+void CheckCoordinates(const NDArray& t, DType index_dtype, ThreadPool* pool = nullptr) {
+  SCOPED_TRACE(absl::StrFormat("%s %s -> %s", DTypeName(t->dtype()), ShapeToString(t->shape()),
+                               DTypeName(index_dtype)));
+  const std::vector<Ints> want = RefNonzero(t);
+  const int64_t count = static_cast<int64_t>(want.size()), rank = t->ndim();
+  auto argwhere = RunKernel("argwhere", {}, {t}, {index_dtype}, 1, pool);
+  auto nonzero = RunKernel("nonzero", {}, {t}, {index_dtype}, 1, pool);
+  ASSERT_TRUE(argwhere.ok()) << argwhere.status();
+  ASSERT_TRUE(nonzero.ok()) << nonzero.status();
+  ASSERT_EQ(ShapeOf((*argwhere)[0]), (Ints{count, rank}));
+  ASSERT_EQ(ShapeOf((*nonzero)[0]), (Ints{rank, count}));
+  const std::vector<double> a = Values((*argwhere)[0]), n = Values((*nonzero)[0]);
+  for (int64_t k = 0; k < count; ++k) {
+    for (int64_t d = 0; d < rank; ++d) {
+      ASSERT_EQ(a[k * rank + d], want[k][d]) << "argwhere " << k << ", " << d;
+      ASSERT_EQ(n[d * count + k], want[k][d]) << "nonzero " << d << ", " << k;
+    }
+  }
+}
+
+TEST(NonzeroTest, RandomMasksEveryDType) {
+  std::mt19937 rng(51);
+  for (int iter = 0; iter < 40; ++iter) {
+    const Ints shape = RandomShape(rng, static_cast<int>(rng() % 5), 5);
+    const double density = iter % 4 == 0 ? 0.0 : iter % 4 == 1 ? 1.0 : 0.5;  // none, all, some
+    for (DType dtype : kAllDTypes) {
+      NDArray t = EmptyTensor(shape, dtype);
+      std::memset(t->data(), 0, t->nbytes());
+      std::bernoulli_distribution set(density);
+      for (int64_t i = 0; i < t->num_elements(); ++i) {
+        if (set(rng)) {
+          // true, or a small positive integer (exact in every dtype: RandomTensor on [x, x]).
+          const double x = static_cast<double>(1 + rng() % 5);
+          NDArray one = dtype == DType::kBool ? TensorOf<bool>({1}, {true})
+                                              : RandomTensor({1}, dtype, rng, x, x);
+          std::memcpy(static_cast<char*>(t->data()) + i * DTypeSize(dtype), one->data(),
+                      DTypeSize(dtype));
+        }
+      }
+      CheckCoordinates(t, iter % 2 ? DType::kI64 : DType::kI32);
+    }
+  }
+}
+
+TEST(NonzeroTest, NegativeZeroIsZeroAndNaNIsNot) {
+  CheckCoordinates(TensorOf<float>({2, 3}, {-0.0f, 0.0f, NAN, 1e-45f, -2.0f, 0.0f}), DType::kI64);
+  CheckCoordinates(TensorOf<double>({4}, {-0.0, NAN, 0.0, -INFINITY}), DType::kI64);
+  NDArray half = EmptyTensor({3}, DType::kF16);
+  const uint16_t bits[] = {0x8000, 0x0001, 0x0000};  // -0, the smallest subnormal, 0
+  std::memcpy(half->data(), bits, sizeof(bits));
+  CheckCoordinates(half, DType::kI64);
+}
+
+TEST(NonzeroTest, ScalarsAndManyChunksOnAPool) {
+  CheckCoordinates(TensorOf<bool>({}, {true}), DType::kI64);
+  CheckCoordinates(TensorOf<int32_t>({}, {0}), DType::kI64);
+  std::mt19937 rng(52);
+  ThreadPool pool(4);
+  // 300k elements: several chunks of 64Ki, a chunk boundary inside a row.
+  CheckCoordinates(RandomTensor({3, 1000, 100}, DType::kBool, rng), DType::kI64, &pool);
+  CheckCoordinates(RandomTensor({300001}, DType::kI32, rng, -0.2, 1.0), DType::kI32, &pool);
+}
+
+TEST(NonzeroTest, Errors) {
+  NDArray t = TensorOf<bool>({2, 2}, {true, false, true, true});
+  EXPECT_INVALID(RunKernel("argwhere", {}, {t}, {DType::kF32}),
+                 "unsupported dtype f32 for argwhere output: expected i32 or i64");
+  EXPECT_INVALID(CallKernel("argwhere", {}, {t}, {EmptyTensor({2, 2}, DType::kI64)}),
+                 "argwhere: output 0 has shape [2, 2], expected [3, 2]");
+  EXPECT_INVALID(CallKernel("nonzero", {}, {t}, {EmptyTensor({3, 2}, DType::kI64)}),
+                 "nonzero: output 0 has shape [3, 2], expected [2, 3]");
+  EXPECT_INVALID(RunKernel("nonzero", {{"axis", int64_t{0}}}, {t}, {DType::kI64}),
+                 "kernel 'nonzero' takes no attributes, got 'axis'");
+  EXPECT_INVALID(RunKernel("nonzero", {}, {t, t}, {DType::kI64}),
+                 "kernel 'nonzero' takes 1 inputs and 1 outputs, not 2 and 1");
+}
+
+}  // namespace
+}  // namespace dynvm::kernels::testing

@@ -1,0 +1,474 @@
+// Tests of the slicing and joining kernels (kernels/slice.cc) — concatenate, split,
+// strided_slice, nn.pad — against plain references written here, on seeded random
+// shapes with 0- and 1-sized extents, for one dtype of every element size, all through
+// RunKernel (shape function first, as the VM runs them).
+//
+// Tolerances: none; data movement must reproduce elements bit for bit.
+#include "kernels/slice.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/kernels/data_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace dynvm::kernels::testing {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// ---------------------------------------------------------------------------------------
+// concatenate, split
+
+// Element i of the concatenation of `parts` along `axis`, as (part, element).
+std::pair<size_t, int64_t> ConcatSource(const std::vector<Ints>& parts, int axis, const Ints& out,
+                                        int64_t i) {
+  Ints index = Unravel(i, out);
+  for (size_t p = 0;; ++p) {
+    if (index[axis] < parts[p][axis]) return {p, Ravel(index, parts[p])};
+    index[axis] -= parts[p][axis];
+  }
+}
+
+// Expects `got` to have shape `out` and to hold `inputs` laid end to end along `axis`.
+void ExpectConcatenated(const NDArray& got, const std::vector<NDArray>& inputs, int axis,
+                        const Ints& out) {
+  ASSERT_EQ(ShapeOf(got), out);
+  std::vector<Ints> shapes;
+  for (const NDArray& in : inputs) shapes.push_back(ShapeOf(in));
+  const size_t elem = DTypeSize(got->dtype());
+  for (int64_t i = 0; i < got->num_elements(); ++i) {
+    const auto [p, j] = ConcatSource(shapes, axis, out, i);
+    ASSERT_EQ(std::memcmp(static_cast<char*>(got->data()) + i * elem,
+                          static_cast<char*>(inputs[p]->data()) + j * elem, elem),
+              0)
+        << "element " << i;
+  }
+}
+
+TEST(ConcatenateTest, RandomShapes) {
+  std::mt19937 rng(11);
+  ThreadPool pool(3);
+  for (int iter = 0; iter < 60; ++iter) {
+    const int rank = 1 + static_cast<int>(rng() % 4);
+    const Ints base = RandomShape(rng, rank, 5);
+    const int axis = static_cast<int>(rng() % rank);
+    const int n = 1 + static_cast<int>(rng() % 4);
+    std::vector<Ints> shapes;
+    Ints out = base;
+    out[axis] = 0;
+    for (int p = 0; p < n; ++p) {
+      shapes.push_back(base);
+      shapes.back()[axis] = static_cast<int64_t>(rng() % 4);
+      out[axis] += shapes.back()[axis];
+    }
+    for (DType dtype : kOnePerSize) {
+      std::vector<NDArray> inputs;
+      for (const Ints& s : shapes) inputs.push_back(RandomBits(s, dtype, rng));
+      const int64_t attr_axis = rng() % 2 ? axis : axis - rank;  // negative axes too
+      auto r = RunKernel("concatenate", {{"axis", attr_axis}}, inputs, {}, 1, &pool);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ExpectConcatenated((*r)[0], inputs, axis, out);
+    }
+  }
+}
+
+TEST(ConcatenateTest, LongRowsUseThePoolPerPiece) {
+  std::mt19937 rng(12);
+  ThreadPool pool(4);
+  NDArray a = RandomBits({2, 300000}, DType::kF32, rng);
+  NDArray b = RandomBits({2, 100000}, DType::kF32, rng);
+  auto r = RunKernel("concatenate", {{"axis", int64_t{1}}}, {a, b}, {}, 1, &pool);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectConcatenated((*r)[0], {a, b}, 1, {2, 400000});
+}
+
+TEST(ConcatenateTest, Errors) {
+  NDArray a = EmptyTensor({2, 3}, DType::kF32);
+  EXPECT_INVALID(
+      RunKernel("concatenate", {{"axis", int64_t{0}}}, {a, EmptyTensor({2, 4}, DType::kF32)}),
+      "concatenate: input 1 has shape [2, 4], which does not match [2, 3] outside axis 0");
+  EXPECT_INVALID(RunKernel("concatenate", {}, {a, EmptyTensor({2, 3, 1}, DType::kF32)}),
+                 "input 1 has shape [2, 3, 1]");
+  EXPECT_INVALID(RunKernel("concatenate", {}, {a, EmptyTensor({2, 3}, DType::kI32)}),
+                 "concatenate: input 1 has dtype i32, expected f32");
+  EXPECT_INVALID(RunKernel("concatenate", {{"axis", int64_t{2}}}, {a}),
+                 "concatenate: axis 2 out of range for rank 2");
+  EXPECT_INVALID(RunKernel("concatenate", {}, {EmptyTensor({}, DType::kF32)}),
+                 "concatenate: inputs must have rank >= 1");
+  EXPECT_INVALID(RunKernel("concatenate", {}, {}, {DType::kF32}),
+                 "concatenate: needs at least one input");
+  EXPECT_INVALID(RunKernel("concatenate", {{"dim", int64_t{0}}}, {a}), "unknown attribute 'dim'");
+  EXPECT_INVALID(CallKernel("concatenate", {}, {a, a}, {EmptyTensor({4, 3}, DType::kI32)}),
+                 "concatenate: output 0 has dtype i32, expected f32");
+  EXPECT_INVALID(CallKernel("concatenate", {}, {a, a}, {EmptyTensor({2, 6}, DType::kF32)}),
+                 "concatenate: output 0 has shape [2, 6], expected [4, 3]");
+  EXPECT_INVALID(CallKernel("concatenate", {}, {a}, {a, a}),
+                 "kernel 'concatenate' takes any number of inputs and 1 outputs, not 1 and 2");
+}
+
+// Checks split's outputs against slices of `x` along `axis` at `bounds`.
+void ExpectSplit(const std::vector<NDArray>& outs, const NDArray& x, int axis, const Ints& bounds) {
+  ASSERT_EQ(outs.size() + 1, bounds.size());
+  for (size_t p = 0; p < outs.size(); ++p) {
+    Ints shape = ShapeOf(x);
+    shape[axis] = bounds[p + 1] - bounds[p];
+    ExpectGathered(outs[p], shape, x, [&](int64_t i) {
+      Ints index = Unravel(i, shape);
+      index[axis] += bounds[p];
+      return Ravel(index, ShapeOf(x));
+    });
+  }
+}
+
+TEST(SplitTest, SectionsAndIndices) {
+  std::mt19937 rng(13);
+  for (int iter = 0; iter < 40; ++iter) {
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    Ints shape = RandomShape(rng, rank, 4);
+    const int axis = static_cast<int>(rng() % rank);
+    const int64_t sections = 1 + static_cast<int64_t>(rng() % 3);
+    shape[axis] *= sections;  // divisible
+    for (DType dtype : kOnePerSize) {
+      NDArray x = RandomBits(shape, dtype, rng);
+      auto even = RunKernel("split", {{"indices_or_sections", sections}, {"axis", int64_t{axis}}},
+                            {x}, {}, static_cast<int>(sections));
+      ASSERT_TRUE(even.ok()) << even.status();
+      Ints bounds;
+      for (int64_t s = 0; s <= sections; ++s) bounds.push_back(s * shape[axis] / sections);
+      ExpectSplit(*even, x, axis, bounds);
+      // Ascending split points, repeats (empty parts) and the ends included.
+      Ints points;
+      for (int k = static_cast<int>(rng() % 4); k > 0; --k)
+        points.push_back(rng() % (shape[axis] + 1));
+      std::sort(points.begin(), points.end());
+      auto at =
+          RunKernel("split", {{"indices_or_sections", points}, {"axis", int64_t{axis - rank}}}, {x},
+                    {}, static_cast<int>(points.size() + 1));
+      ASSERT_TRUE(at.ok()) << at.status();
+      bounds = {0};
+      bounds.insert(bounds.end(), points.begin(), points.end());
+      bounds.push_back(shape[axis]);
+      ExpectSplit(*at, x, axis, bounds);
+    }
+  }
+}
+
+TEST(SplitTest, Errors) {
+  NDArray x = EmptyTensor({4, 6}, DType::kF32);
+  EXPECT_INVALID(
+      RunKernel("split", {{"indices_or_sections", int64_t{4}}, {"axis", int64_t{1}}}, {x}, {}, 4),
+      "split: axis 1 of extent 6 does not divide into 4 sections");
+  EXPECT_INVALID(RunKernel("split", {{"indices_or_sections", int64_t{2}}}, {x}, {}, 3),
+                 "split: expected 2 outputs, got 3");
+  EXPECT_INVALID(RunKernel("split", {{"indices_or_sections", Ints{2, 5}}}, {x}, {}, 3),
+                 "split: index 5 past axis 0 of extent 4");
+  EXPECT_INVALID(RunKernel("split", {{"indices_or_sections", Ints{3, 2}}}, {x}, {}, 3),
+                 "attribute 'indices_or_sections' [3, 2] must be ascending and non-negative");
+  EXPECT_INVALID(RunKernel("split", {{"indices_or_sections", int64_t{0}}}, {x}, {}, 1),
+                 "sections must be positive");
+  EXPECT_INVALID(RunKernel("split", {}, {x}, {}, 1),
+                 "missing int list attribute 'indices_or_sections'");
+  EXPECT_INVALID(
+      RunKernel("split", {{"indices_or_sections", int64_t{1}}}, {EmptyTensor({}, DType::kF32)}),
+      "split: input must have rank >= 1");
+  EXPECT_INVALID(CallKernel("split", {{"indices_or_sections", int64_t{2}}}, {x},
+                            {EmptyTensor({2, 6}, DType::kF32), EmptyTensor({2, 5}, DType::kF32)}),
+                 "split: output 1 has shape [2, 5], expected [2, 6]");
+}
+
+// ---------------------------------------------------------------------------------------
+// strided_slice
+
+// The indices a Python slice start:stop:step selects from a sequence of `len`
+// (CPython's PySlice_AdjustIndices, then the walk).
+Ints PythonSlice(int64_t len, std::optional<int64_t> start, std::optional<int64_t> stop,
+                 int64_t step) {
+  auto adjust = [&](std::optional<int64_t> v, int64_t when_absent) {
+    if (!v) return when_absent;
+    int64_t x = *v;
+    if (x < 0) {
+      x += len;
+      if (x < 0) x = step < 0 ? -1 : 0;
+    } else if (x >= len) {
+      x = step < 0 ? len - 1 : len;
+    }
+    return x;
+  };
+  const int64_t b = adjust(start, step < 0 ? len - 1 : 0);
+  const int64_t e = adjust(stop, step < 0 ? -1 : len);
+  Ints picked;
+  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) picked.push_back(i);
+  return picked;
+}
+
+void CheckSlice(const NDArray& x, const Attrs& attrs, const std::vector<Ints>& picked) {
+  auto r = RunKernel("strided_slice", attrs, {x});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Ints shape;
+  for (const Ints& p : picked) shape.push_back(static_cast<int64_t>(p.size()));
+  ExpectGathered((*r)[0], shape, x, [&](int64_t i) {
+    Ints index = Unravel(i, shape);
+    for (size_t k = 0; k < index.size(); ++k) index[k] = picked[k][index[k]];
+    return Ravel(index, ShapeOf(x));
+  });
+}
+
+TEST(StridedSliceTest, RandomBoundsAndSteps) {
+  std::mt19937 rng(14);
+  for (int iter = 0; iter < 150; ++iter) {
+    const int rank = static_cast<int>(rng() % 4);
+    const Ints shape = RandomShape(rng, rank, 7);
+    const size_t given = rng() % (rank + 1);  // axes past `given` are left whole
+    Ints begin, end, strides;
+    std::vector<Ints> picked;
+    for (int k = 0; k < rank; ++k) {
+      auto bound = [&]() -> int64_t {
+        const int pick = static_cast<int>(rng() % 6);
+        if (pick == 0) return int64_t{1} << 40;  // far past the end (Relay's "to the end")
+        if (pick == 1) return -(int64_t{1} << 40);
+        return static_cast<int64_t>(rng() % 21) - 10;
+      };
+      int64_t step = static_cast<int64_t>(rng() % 7) - 3;
+      if (step == 0) step = 1;
+      if (static_cast<size_t>(k) < given) {
+        begin.push_back(bound());
+        end.push_back(bound());
+        strides.push_back(step);
+        picked.push_back(PythonSlice(shape[k], begin.back(), end.back(), step));
+      } else {
+        picked.push_back(PythonSlice(shape[k], std::nullopt, std::nullopt, 1));
+      }
+    }
+    SCOPED_TRACE(absl::StrFormat("%s [%s]:[%s]:[%s]", ShapeToString(shape),
+                                 absl::StrJoin(begin, ","), absl::StrJoin(end, ","),
+                                 absl::StrJoin(strides, ",")));
+    for (DType dtype : kOnePerSize) {
+      CheckSlice(RandomBits(shape, dtype, rng),
+                 {{"begin", begin}, {"end", end}, {"strides", strides}}, picked);
+    }
+  }
+}
+
+TEST(StridedSliceTest, AxesStridesDefaultAndSizeMode) {
+  std::mt19937 rng(15);
+  NDArray x = RandomBits({4, 5, 6}, DType::kF32, rng);
+  const Ints all4 = PythonSlice(4, std::nullopt, std::nullopt, 1);
+  const Ints all5 = PythonSlice(5, std::nullopt, std::nullopt, 1);
+  // axes: only axis 2 (given as -1) is sliced, reversed.
+  CheckSlice(x, {{"begin", Ints{4}}, {"end", Ints{0}}, {"strides", Ints{-2}}, {"axes", Ints{-1}}},
+             {all4, all5, PythonSlice(6, 4, 0, -2)});
+  // Strides shorter than begin: the rest step by 1.
+  CheckSlice(x, {{"begin", Ints{1, 1}}, {"end", Ints{4, 4}}, {"strides", Ints{2}}},
+             {PythonSlice(4, 1, 4, 2), PythonSlice(5, 1, 4, 1),
+              PythonSlice(6, std::nullopt, std::nullopt, 1)});
+  // slice_mode "size": end holds sizes, -1 meaning to the end; strides ignored.
+  CheckSlice(x,
+             {{"begin", Ints{1, -2}},
+              {"end", Ints{2, -1}},
+              {"strides", Ints{3, 3}},
+              {"slice_mode", std::string("size")}},
+             {PythonSlice(4, 1, 3, 1), PythonSlice(5, -2, std::nullopt, 1),
+              PythonSlice(6, std::nullopt, std::nullopt, 1)});
+  CheckSlice(
+      x, {{"begin", Ints{2}}, {"end", Ints{100}}, {"slice_mode", std::string("size")}},
+      {PythonSlice(4, 2, std::nullopt, 1), all5, PythonSlice(6, std::nullopt, std::nullopt, 1)});
+}
+
+TEST(StridedSliceTest, Errors) {
+  NDArray x = EmptyTensor({4, 5}, DType::kF32);
+  EXPECT_INVALID(
+      RunKernel("strided_slice", {{"begin", Ints{0}}, {"end", Ints{1}}, {"strides", Ints{0}}}, {x}),
+      "attribute 'strides' has a step of 0");
+  EXPECT_INVALID(RunKernel("strided_slice",
+                           {{"begin", Ints{0}},
+                            {"end", Ints{1}},
+                            {"strides", Ints{std::numeric_limits<int64_t>::min()}}},
+                           {x}),
+                 "attribute 'strides' has a step of -9223372036854775808");
+  // A huge step takes one element (and its stride in elements is never formed).
+  std::mt19937 rng(18);
+  CheckSlice(
+      RandomBits({4, 5}, DType::kI16, rng),
+      {{"begin", Ints{1}}, {"end", Ints{4}}, {"strides", Ints{int64_t{1} << 62}}},
+      {PythonSlice(4, 1, 4, int64_t{1} << 62), PythonSlice(5, std::nullopt, std::nullopt, 1)});
+  EXPECT_INVALID(
+      RunKernel("strided_slice", {{"begin", Ints{0, 0, 0}}, {"end", Ints{1, 1, 1}}}, {x}),
+      "strided_slice: 3 begin values for rank 2");
+  EXPECT_INVALID(RunKernel("strided_slice", {{"begin", Ints{0}}, {"end", Ints{1, 2}}}, {x}),
+                 "attributes 'begin', 'end' and 'strides' have 1, 2 and 0 values");
+  EXPECT_INVALID(
+      RunKernel("strided_slice",
+                {{"begin", Ints{0, 0}}, {"end", Ints{1, 1}}, {"axes", Ints{1, -1}}}, {x}),
+      "strided_slice: axis 1 sliced twice");
+  EXPECT_INVALID(
+      RunKernel("strided_slice", {{"begin", Ints{0}}, {"end", Ints{1}}, {"axes", Ints{2}}}, {x}),
+      "strided_slice: axis 2 out of range for rank 2");
+  EXPECT_INVALID(
+      RunKernel("strided_slice", {{"begin", Ints{0}}, {"end", Ints{1}}, {"axes", Ints{0, 1}}}, {x}),
+      "attribute 'axes' has 2 values but 'begin' has 1");
+  EXPECT_INVALID(
+      RunKernel("strided_slice",
+                {{"begin", Ints{0}}, {"end", Ints{1}}, {"slice_mode", std::string("stop")}}, {x}),
+      "attribute 'slice_mode' is 'stop': expected 'end' or 'size'");
+  EXPECT_INVALID(RunKernel("strided_slice", {{"begin", Ints{1}}, {"end", Ints{3}}}, {x, x}),
+                 "kernel 'strided_slice' takes 1 inputs and 1 outputs, not 2 and 1");
+  EXPECT_INVALID(CallKernel("strided_slice", {{"begin", Ints{1}}, {"end", Ints{3}}}, {x},
+                            {EmptyTensor({3, 5}, DType::kF32)}),
+                 "strided_slice: output 0 has shape [3, 5], expected [2, 5]");
+}
+
+// ---------------------------------------------------------------------------------------
+// nn.pad
+
+// numpy.pad's source coordinate for output coordinate `o` of an axis, or nullopt for
+// the constant.
+std::optional<int64_t> NumpyPadSource(const std::string& mode, int64_t o, int64_t before,
+                                      int64_t dim) {
+  int64_t c = o - before;
+  if (c >= 0 && c < dim) return c;
+  if (mode == "constant") return std::nullopt;
+  if (mode == "edge") return c < 0 ? 0 : dim - 1;
+  // reflect: mirror about the first and last elements, edges not repeated.
+  while (c < 0 || c >= dim) c = c < 0 ? -c : 2 * (dim - 1) - c;
+  return c;
+}
+
+void CheckPad(std::mt19937& rng, const Ints& shape, const Ints& widths, const std::string& mode,
+              DType dtype, bool value_as_input, ThreadPool* pool = nullptr) {
+  SCOPED_TRACE(absl::StrFormat("%s pad [%s] %s %s", ShapeToString(shape),
+                               absl::StrJoin(widths, ","), mode, DTypeName(dtype)));
+  NDArray x = RandomBits(shape, dtype, rng);
+  NDArray value = RandomTensor({}, dtype, rng, 1, 5);
+  Attrs attrs = {{"pad_width", widths}, {"pad_mode", mode}};
+  std::vector<NDArray> inputs = {x};
+  if (value_as_input) {
+    inputs.push_back(value);
+  } else {
+    attrs["pad_value"] = ElementAsDouble(*value, 0);
+  }
+  auto r = RunKernel("nn.pad", attrs, inputs, {}, 1, pool);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Ints out;
+  for (size_t k = 0; k < shape.size(); ++k)
+    out.push_back(widths[2 * k] + shape[k] + widths[2 * k + 1]);
+  ExpectGathered((*r)[0], out, x,
+                 [&](int64_t i) -> int64_t {
+                   Ints index = Unravel(i, out);
+                   for (size_t k = 0; k < index.size(); ++k) {
+                     std::optional<int64_t> c =
+                         NumpyPadSource(mode, index[k], widths[2 * k], shape[k]);
+                     if (!c) return -1;
+                     index[k] = *c;
+                   }
+                   return Ravel(index, shape);
+                 },
+                 value->data());
+}
+
+TEST(PadTest, RandomShapesAndModes) {
+  std::mt19937 rng(16);
+  for (int iter = 0; iter < 60; ++iter) {
+    const int rank = static_cast<int>(rng() % 4);
+    const std::string mode = std::vector<std::string>{"constant", "edge", "reflect"}[iter % 3];
+    Ints shape = RandomShape(rng, rank, 5);
+    Ints widths;
+    for (int64_t& d : shape) {
+      if (mode != "constant" && d == 0) d = 1;  // edge and reflect need a source element
+      const int64_t limit = mode == "reflect" ? d - 1 : 3;  // reflect: pads below the extent
+      widths.push_back(static_cast<int64_t>(rng() % (limit + 1)));
+      widths.push_back(static_cast<int64_t>(rng() % (limit + 1)));
+    }
+    for (DType dtype : kOnePerSize) CheckPad(rng, shape, widths, mode, dtype, iter % 2 == 0);
+  }
+}
+
+TEST(PadTest, LargeWithPoolAndAttributeValueConverted) {
+  std::mt19937 rng(17);
+  ThreadPool pool(4);
+  CheckPad(rng, {3, 64, 64}, {0, 0, 1, 1, 2, 2}, "constant", DType::kF32, false, &pool);
+  CheckPad(rng, {2, 100, 50}, {1, 0, 3, 2, 7, 7}, "reflect", DType::kI64, true, &pool);
+  CheckPad(rng, {2, 100, 50}, {1, 0, 3, 2, 7, 7}, "edge", DType::kF16, false, &pool);
+  // A pad value input of another dtype converts; the attribute 2.5 becomes 2 for i32.
+  auto r = RunKernel("nn.pad", {{"pad_width", Ints{1, 1}}},
+                     {TensorOf<int32_t>({1}, {7}), TensorOf<float>({}, {-3.75f})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{-3, 7, -3}));
+  r = RunKernel("nn.pad", {{"pad_width", Ints{2, 0}}, {"pad_value", 2.5}},
+                {TensorOf<int32_t>({1}, {7})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{2, 2, 7}));
+  r = RunKernel("nn.pad", {{"pad_width", Ints{}}}, {TensorOf<float>({}, {4.0f})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{4}));
+}
+
+TEST(PadTest, Errors) {
+  NDArray x = EmptyTensor({2, 3}, DType::kF32);
+  EXPECT_INVALID(
+      RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 3, 0}}, {"pad_mode", std::string("reflect")}},
+                {x}),
+      "nn.pad: reflect padding (3, 0) of axis 1 needs pads below its extent 3");
+  EXPECT_INVALID(
+      RunKernel("nn.pad", {{"pad_width", Ints{1, 0, 0, 0}}, {"pad_mode", std::string("edge")}},
+                {EmptyTensor({0, 3}, DType::kF32)}),
+      "nn.pad: edge padding of axis 0, which is empty");
+  EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1, 1}}}, {x}),
+                 "nn.pad: 'pad_width' has 2 values for rank 2: expected 4");
+  EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1, -1, 0, 0}}}, {x}),
+                 "attribute 'pad_width' [1, -1, 0, 0] must be non-negative (before, after) pairs");
+  EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1}}}, {x}),
+                 "must be non-negative (before, after) pairs");
+  EXPECT_INVALID(
+      RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 0, 0}}, {"pad_mode", std::string("wrap")}},
+                {x}),
+      "attribute 'pad_mode' is 'wrap': expected 'constant', 'edge' or 'reflect'");
+  EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 0, 0}}, {"pad_value", 1.0}},
+                           {x, TensorOf<float>({}, {1})}),
+                 "nn.pad: pad value given both as attribute and input");
+  EXPECT_INVALID(
+      RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 0, 0}}}, {x, TensorOf<float>({1}, {1})}),
+      "nn.pad: pad value must be a scalar (rank 0), got [1]");
+  EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 0, 0}}}, {x, x, x}),
+                 "nn.pad: expected 1 or 2 inputs (data, optional pad value), got 3");
+  EXPECT_INVALID(CallKernel("nn.pad", {{"pad_width", Ints{1, 1, 0, 0}}}, {x},
+                            {EmptyTensor({4, 3}, DType::kF64)}),
+                 "nn.pad: output 0 has dtype f64, expected f32");
+}
+
+// Empty tensors whose other extents multiply past int64: nothing may overflow (this
+// binary runs under UBSan) and the outputs are empty.
+TEST(SliceTest, EmptyTensorsWithHugeExtents) {
+  const int64_t huge = int64_t{1} << 40;
+  NDArray x = EmptyTensor({huge, 0, huge}, DType::kI64);
+  auto r = RunKernel("concatenate", {{"axis", int64_t{2}}}, {x, x});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ShapeOf((*r)[0]), (Ints{huge, 0, 2 * huge}));
+  r = RunKernel("split", {{"indices_or_sections", int64_t{2}}, {"axis", int64_t{0}}}, {x}, {}, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  r = RunKernel("strided_slice", {{"begin", Ints{1, 0, 5}}, {"end", Ints{huge, 1, huge}}}, {x});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ShapeOf((*r)[0]), (Ints{huge - 1, 0, huge - 5}));
+  r = RunKernel("nn.pad", {{"pad_width", Ints{0, 0, 0, 0, 1, 1}}}, {x});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0]->num_elements(), 0);
+  // Constant padding of an empty axis: the output is all padding.
+  r = RunKernel("nn.pad", {{"pad_width", Ints{1, 1}}, {"pad_value", 5.0}},
+                {EmptyTensor({0}, DType::kI64)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{5, 5}));
+  EXPECT_INVALID(RunKernel("concatenate", {},
+                           {EmptyTensor({int64_t{1} << 62, 0}, DType::kU8),
+                            EmptyTensor({int64_t{1} << 62, 0}, DType::kU8)}),
+                 "concatenate: the extents along axis 0 overflow");
+}
+
+}  // namespace
+}  // namespace dynvm::kernels::testing
