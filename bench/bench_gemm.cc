@@ -1,0 +1,167 @@
+// The kernel benchmark binary's main, GEMM benchmarks, and this machine's peaks.
+//
+//   build/bin/bench_kernels --benchmark_filter='BM_(Gemm|FmaPeak|MemoryBandwidth)'
+//
+// BM_FmaPeak and BM_MemoryBandwidth measure what the hardware can do, so that every
+// other benchmark of bench_kernels can state its share of it: compute-bound kernels
+// report a "GFLOPS" counter to compare with BM_FmaPeak, memory-bound ones a "GBps"
+// counter to compare with BM_MemoryBandwidth. Benchmarks of other kernel families live
+// in bench/bench_<family>.cc, linked into this binary.
+//
+// Counters:
+//   GFLOPS  floating-point operations per second / 1e9 (an FMA counts as 2)
+//   GBps    bytes read plus bytes written per second / 1e9
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "bench/kernel_bench_util.h"
+#include "benchmark/benchmark.h"
+#include "kernels/gemm.h"
+#include "kernels/thread_pool.h"
+
+namespace dynvm::kernels::bench {
+namespace {
+
+// C[M, N] = A[M, K] · B[K, N], row-major and untransposed like torch.mm, so that the
+// figures compare with shared/peers/bench_gemm.py.
+void GemmBenchmark(benchmark::State& state, int threads) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2);
+  std::vector<float> c(m * n);
+  const GemmArgs args{.m = m, .n = n, .k = k, .a = a.data(), .lda = k, .b = b.data(),
+                      .ldb = n, .c = c.data(), .ldc = n};
+  ThreadPool& pool = BenchPool(threads);
+  for (auto _ : state) {
+    GemmF32(args, pool);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = Giga(2.0 * m * n * k);
+}
+
+void BM_Gemm(benchmark::State& state) { GemmBenchmark(state, /*threads=*/2); }
+void BM_GemmOneThread(benchmark::State& state) { GemmBenchmark(state, /*threads=*/1); }
+
+// The shapes of BERT-base's projections (seq 128 and 384), a single-row GEMV, and a
+// cube; the benchmarks are named BM_Gemm/M/K/N.
+void GemmShapes(benchmark::internal::Benchmark* b) {
+  for (const auto& [m, k, n] : {std::tuple{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768},
+                                {384, 768, 3072}, {1, 768, 768}, {1024, 1024, 1024}}) {
+    b->Args({m, k, n});
+  }
+  b->UseRealTime();
+}
+BENCHMARK(BM_Gemm)->Apply(GemmShapes);
+BENCHMARK(BM_GemmOneThread)->Apply(GemmShapes);
+
+// nn.dense as BERT's feed-forward layer runs it: W[N, K] transposed, bias and GELU fused
+// into the epilogue (2 threads).
+void BM_GemmDenseGelu(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> x = RandomFloats(m * k, 1), w = RandomFloats(n * k, 2);
+  const std::vector<float> bias = RandomFloats(n, 3);
+  std::vector<float> y(m * n);
+  const GemmArgs args{.m = m, .n = n, .k = k, .a = x.data(), .lda = k, .b = w.data(),
+                      .ldb = k, .trans_b = true, .c = y.data(), .ldc = n,
+                      .bias = bias.data(), .activation = Activation::kGeluErf};
+  for (auto _ : state) {
+    GemmF32(args, BenchPool(2));
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = Giga(2.0 * m * n * k);
+}
+BENCHMARK(BM_GemmDenseGelu)
+    ->ArgNames({"M", "K", "N"})
+    ->Args({128, 768, 3072})
+    ->Args({384, 768, 3072})
+    ->Args({1, 768, 3072})
+    ->UseRealTime();
+
+// Independent FMA chains, enough of them to cover the FMA latency times the number of
+// FMA pipes (4 cycles x 2 pipes on Zen 3 and Skylake; 12 leaves slack). Written in
+// assembly because compilers spill an array of accumulators to the stack; operands are
+// zeros, so no denormal or overflow slows the units down.
+constexpr int kFmaChains = 12;
+constexpr int64_t kFmaSteps = 1 << 16;
+
+void FmaChains() {
+  int64_t steps = kFmaSteps;
+  __asm__ volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      "vxorps %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vxorps %%ymm15, %%ymm15, %%ymm15\n\t"
+      "1:\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper"
+      : "+r"(steps)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+        "xmm10", "xmm11", "xmm14", "xmm15", "cc");
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    state.SkipWithError("the cpu has no avx2 and fma");
+    return;
+  }
+  const int threads = static_cast<int>(state.range(0));
+  // Many more chunks than threads, each long (~1 ms), so that the threads share the
+  // work evenly and waking a worker is negligible.
+  constexpr int64_t kChunks = 16;
+  for (auto _ : state) {
+    BenchPool(threads).ParallelFor(kChunks, /*grain=*/1, [](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) FmaChains();
+    });
+  }
+  state.counters["GFLOPS"] = Giga(2.0 * 8 * kFmaChains * kFmaSteps * kChunks);
+}
+BENCHMARK(BM_FmaPeak)->Arg(1)->Arg(2)->UseRealTime();
+
+// STREAM's triad, a[i] = b[i] + s * c[i], over three arrays of 64 MiB each: twice the L3
+// of the largest machines we run on, so every access goes to memory. Bytes count the
+// three arrays once each, as STREAM does (the write-allocate read of `a` is not counted).
+void BM_MemoryBandwidth(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int64_t kElements = int64_t{1} << 24;
+  std::vector<float> a(kElements, 0.0f);
+  const std::vector<float> b = RandomFloats(kElements, 3), c = RandomFloats(kElements, 4);
+  float* pa = a.data();
+  const float *pb = b.data(), *pc = c.data();
+  for (auto _ : state) {
+    BenchPool(threads).ParallelFor(kElements, /*grain=*/1 << 16, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+    });
+    benchmark::ClobberMemory();
+  }
+  state.counters["GBps"] = Giga(3.0 * sizeof(float) * kElements);
+}
+BENCHMARK(BM_MemoryBandwidth)->Arg(1)->Arg(2)->UseRealTime();
+
+}  // namespace
+}  // namespace dynvm::kernels::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,304 @@
+// GemmF32: cache blocking, packing and threading around a table of micro-kernels.
+//
+// A call first packs all of op(A) into MR-row panels, k block by k block (in parallel
+// when it is large): packed panels are read contiguously by the micro-kernel, with no
+// L1 set conflicts between rows whose stride is a multiple of 4 KiB, and the transpose
+// of A is absorbed here. Then C is cut into a 2-D grid of tasks (row ranges x column
+// ranges) that the pool's threads take in turn; a task computes its block of C in the
+// loop order of GotoBLAS/BLIS:
+//
+//   for jc in task columns, step nc
+//     for pc in 0..k, step kc
+//       pack op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels   (L2; reused by all rows)
+//       for ic in task rows, step mc                         (A block mc x kc, L2)
+//         for jr in panels                                   (B panel kc x NR, L1)
+//           for ir in rows, step MR
+//             micro-kernel: C[ir, jr] (+)= A[ir, pc:] B[pc:, jr]; epilogue on the last pc
+//
+// Tasks split the columns first, so that B, the larger operand of a typical layer, is
+// packed once; rows are split only when there are too few column panels to go round.
+// Packing buffers are per thread and kept across calls, so a call allocates only while
+// they grow.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/gemm.h"
+#include "kernels/gemm/gemm_internal.h"
+
+namespace dynvm::kernels {
+namespace internal {
+namespace {
+
+// Block sizes in elements. kc: a 16-wide B panel of 256 rows is 16 KiB, half of L1.
+// mc: an A block of 192 x 256 floats is 192 KiB, under half of a 512 KiB L2. nc: a B
+// block of 256 x 1024 floats (1 MiB) lives in L2/L3 and is reused by every A block.
+constexpr int64_t kKcMax = 256;
+constexpr int64_t kMcMax = 192;
+constexpr int64_t kNcMax = 1024;
+// Multiply-adds below which a task is not worth handing to another thread (~10 us).
+constexpr int64_t kMinTaskWork = int64_t{1} << 19;
+// Elements of A below which packing is not worth handing to another thread.
+constexpr int64_t kMinPackWork = int64_t{1} << 14;
+// Tasks per thread: threads take tasks as they go and finish within about one task of
+// each other; more than 4 did not measure faster (the pool cuts at most 4 chunks per
+// thread anyway).
+constexpr int64_t kTasksPerThread = 4;
+// Packing an element of B costs about as much as this many multiply-adds.
+constexpr int64_t kPackCost = 8;
+// The largest packed copy of A, in floats (16 MiB).
+constexpr int64_t kMaxPackedA = int64_t{1} << 22;
+// Products with fewer rows than kSmallM read B in place instead of packing it, whose
+// cost would not be amortised over enough rows; kSmallRows rows at a time, in column
+// blocks of kSmallCols whose raw sums stay in L1 until the epilogue.
+constexpr int64_t kSmallM = 8;
+constexpr int64_t kSmallRows = 4;
+constexpr int64_t kSmallCols = 256;
+
+// A growable, 64-byte aligned, per-thread scratch buffer.
+class Scratch {
+ public:
+  ~Scratch() { std::free(data_); }
+  float* Get(int64_t count) {
+    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) & ~size_t{63};
+    if (bytes > capacity_) {
+      std::free(data_);
+      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+      capacity_ = bytes;
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The element range [begin, end) of part `i` of `parts` near-equal parts of `units`
+// units of `unit` elements, clipped to `total` elements.
+void PartRange(int64_t i, int64_t parts, int64_t units, int64_t unit, int64_t total,
+               int64_t& begin, int64_t& end) {
+  begin = std::min(total, i * units / parts * unit);
+  end = std::min(total, (i + 1) * units / parts * unit);
+}
+
+// Whether the residual shares memory with C, in which case its values must be copied
+// before a partial sum overwrites them.
+bool ResidualOverlapsC(const GemmArgs& g) {
+  if (g.residual == nullptr) return false;
+  const auto c = reinterpret_cast<uintptr_t>(g.c);
+  const auto r = reinterpret_cast<uintptr_t>(g.residual);
+  const auto c_end = reinterpret_cast<uintptr_t>(g.c + (g.m - 1) * g.ldc + g.n);
+  const auto r_end = reinterpret_cast<uintptr_t>(g.residual + (g.m - 1) * g.ldr + g.n);
+  return r < c_end && c < r_end;
+}
+
+// How the k range is cut: k_blocks blocks of near-equal size, at most kc_max each.
+struct KBlocks {
+  explicit KBlocks(int64_t k)
+      : count(std::max<int64_t>(1, CeilDiv(k, kKcMax))), kc_max(CeilDiv(k, count)), k(k) {}
+  int64_t begin(int64_t block) const { return block * k / count; }
+  int64_t size(int64_t block) const { return begin(block + 1) - begin(block); }
+  int64_t count, kc_max, k;
+};
+
+// Packs all of op(A), block by block of k, panel rows [p0, p1) (in units of MR rows):
+// block b's panels start at a_pack + begin(b) * m_pad, each kc x MR.
+void PackA(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, int64_t m_pad,
+           int64_t p0, int64_t p1, float* a_pack) {
+  const int64_t i0 = p0 * kern.mr, rows = std::min(g.m, p1 * kern.mr) - i0;
+  for (int64_t b = 0; b < kb.count; ++b) {
+    const int64_t pc = kb.begin(b);
+    const float* a = g.trans_a ? g.a + pc * g.lda + i0 : g.a + i0 * g.lda + pc;
+    kern.pack_a(g.trans_a, rows, kb.size(b), a, g.lda, a_pack + pc * m_pad + i0 * kb.size(b));
+  }
+}
+
+// Where op(B)[pc, j] is.
+const float* BSource(const GemmArgs& g, int64_t pc, int64_t j) {
+  return g.trans_b ? g.b + j * g.ldb + pc : g.b + pc * g.ldb + j;
+}
+
+// Where a task reads the residual of element (i, j): at
+// data + (i - row0) * ld + (j - col0).
+struct ResidualView {
+  const float* data;
+  int64_t ld, row0, col0;
+  const float* At(int64_t i, int64_t j) const {
+    return data != nullptr ? data + (i - row0) * ld + (j - col0) : nullptr;
+  }
+};
+
+// The residual of C[m0:m1, n0:n1] as the task must read it: in place, or copied into
+// `scratch` when it shares memory with C and partial sums of several k blocks will
+// overwrite C before the epilogue reads it.
+ResidualView TaskResidual(const GemmArgs& g, const KBlocks& kb, int64_t m0, int64_t m1,
+                          int64_t n0, int64_t n1, Scratch& scratch) {
+  if (kb.count == 1 || !ResidualOverlapsC(g)) return {g.residual, g.ldr, 0, 0};
+  const int64_t ld = n1 - n0;
+  float* copy = scratch.Get((m1 - m0) * ld);
+  for (int64_t i = m0; i < m1; ++i) {
+    std::memcpy(copy + (i - m0) * ld, g.residual + i * g.ldr + n0, ld * sizeof(float));
+  }
+  return {copy, ld, m0, n0};
+}
+
+// Runs the micro-kernel over C[m0:m1, jc:jc+nc] for one k block: `t` holds the block's
+// k extent and flags, `a_block` its packed A panels, `b_pack` its packed B panels.
+void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
+                  const float* a_block, const float* b_pack, const ResidualView& residual,
+                  int64_t m0, int64_t m1, int64_t jc, int64_t nc) {
+  const int64_t mr = kern.mr, nr = kern.nr;
+  const int64_t mc_max = kMcMax / mr * mr;
+  const GemmMicroKernelFn micro_kernel = kern.micro_kernel[static_cast<int>(g.activation)];
+  for (int64_t ic = m0; ic < m1; ic += mc_max) {
+    const int64_t mc = std::min(mc_max, m1 - ic);
+    for (int64_t jr = 0; jr < nc; jr += nr) {
+      const int64_t j = jc + jr;
+      t.nr = std::min(nr, nc - jr);
+      t.b = b_pack + jr * t.kc;
+      t.bias = g.bias != nullptr ? g.bias + j : nullptr;
+      for (int64_t i = ic; i < ic + mc; i += mr) {
+        t.mr = std::min(mr, ic + mc - i);
+        t.a = a_block + i * t.kc;
+        t.c = g.c + i * g.ldc + j;
+        t.residual = residual.At(i, j);
+        micro_kernel(t);
+      }
+    }
+  }
+}
+
+// Computes C[m0:m1, n0:n1] from the packed A.
+void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, const float* a_pack,
+             int64_t m_pad, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  thread_local Scratch b_scratch, residual_scratch;
+  const int64_t nc_max = std::min(kNcMax, CeilDiv(n1 - n0, kern.nr) * kern.nr);
+  float* b_pack = b_scratch.Get(kb.kc_max * nc_max);
+  const ResidualView residual = TaskResidual(g, kb, m0, m1, n0, n1, residual_scratch);
+  GemmTile t{};
+  t.alpha = g.alpha;
+  t.ldc = g.ldc;
+  t.ldr = residual.ld;
+  for (int64_t jc = n0; jc < n1; jc += nc_max) {
+    const int64_t nc = std::min(nc_max, n1 - jc);
+    for (int64_t b = 0; b < kb.count; ++b) {
+      const int64_t pc = kb.begin(b);
+      t.kc = kb.size(b);
+      t.accumulate = b > 0;
+      t.last = b == kb.count - 1;
+      kern.pack_b(g.trans_b, t.kc, nc, BSource(g, pc, jc), g.ldb, b_pack);
+      ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, residual, m0, m1, jc, nc);
+    }
+  }
+}
+
+// GemmF32With for at most kMaxPackedA / k rows: packs A (in parallel when large), then
+// runs the tasks.
+void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+  thread_local Scratch a_scratch;
+  const KBlocks kb(g.k);
+  const int64_t m_panels = CeilDiv(g.m, kern.mr), n_panels = CeilDiv(g.n, kern.nr);
+  const int64_t m_pad = m_panels * kern.mr;
+  float* a_pack = a_scratch.Get(m_pad * std::max<int64_t>(g.k, 1));
+  // Packing streams A from memory: split it as soon as a chunk has ~16K elements.
+  const int64_t pack_grain = CeilDiv(kMinPackWork, kern.mr * std::max<int64_t>(g.k, 1));
+  pool.ParallelFor(m_panels, pack_grain, [&](int64_t begin, int64_t end) {
+    PackA(kern, g, kb, m_pad, begin, end, a_pack);
+  });
+
+  // Work in multiply-adds, counting the packing of B, which does not shrink with m.
+  const int64_t work = g.n * std::max<int64_t>(g.k, 1) * (g.m + kPackCost);
+  const int64_t max_tasks =
+      std::clamp<int64_t>(work / kMinTaskWork, 1, kTasksPerThread * pool.num_threads());
+  const int64_t tasks_n = std::min(max_tasks, n_panels);
+  const int64_t tasks_m = std::min(CeilDiv(max_tasks, tasks_n), m_panels);
+  pool.ParallelFor(tasks_m * tasks_n, /*grain=*/1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      int64_t m0, m1, n0, n1;
+      PartRange(task / tasks_n, tasks_m, m_panels, kern.mr, g.m, m0, m1);
+      PartRange(task % tasks_n, tasks_n, n_panels, kern.nr, g.n, n0, n1);
+      if (m0 < m1 && n0 < n1) RunTask(kern, g, kb, a_pack, m_pad, m0, m1, n0, n1);
+    }
+  });
+}
+
+// GemmF32With for m < kSmallM: rows of A against B read in place, four rows at a time,
+// in parallel over column blocks; then the epilogue on each block's sums.
+void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+  // The kernels read A by rows: copy a transposed A (m x k floats at most) first.
+  thread_local Scratch a_scratch;
+  const float* a = g.a;
+  int64_t lda = g.lda;
+  if (g.trans_a) {
+    float* rows = a_scratch.Get(g.m * g.k);
+    for (int64_t p = 0; p < g.k; ++p) {
+      for (int64_t i = 0; i < g.m; ++i) rows[i * g.k + p] = g.a[p * g.lda + i];
+    }
+    a = rows;
+    lda = g.k;
+  }
+  const int64_t grain = std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1)));
+  pool.ParallelFor(g.n, grain, [&](int64_t begin, int64_t end) {
+    thread_local Scratch sums_scratch;
+    float* sums = sums_scratch.Get(kSmallRows * kSmallCols);
+    for (int64_t j = begin; j < end; j += kSmallCols) {
+      const int64_t nc = std::min(kSmallCols, end - j);
+      const float* b = g.trans_b ? g.b + j * g.ldb : g.b + j;
+      for (int64_t i = 0; i < g.m; i += kSmallRows) {
+        const int64_t rows = std::min(kSmallRows, g.m - i);
+        kern.small_m(rows, nc, g.k, a + i * lda, lda, b, g.ldb, g.trans_b, sums, kSmallCols);
+        for (int64_t r = i; r < i + rows; ++r) {
+          kern.epilogue(g.activation, nc, sums + (r - i) * kSmallCols, g.alpha,
+                        g.bias != nullptr ? g.bias + j : nullptr,
+                        g.residual != nullptr ? g.residual + r * g.ldr + j : nullptr,
+                        g.c + r * g.ldc + j);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+const GemmKernels& BestGemmKernels() {
+  static const GemmKernels& kernels = []() -> const GemmKernels& {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      return Avx2FmaGemmKernels();
+    }
+#endif
+    return ScalarGemmKernels();
+  }();
+  return kernels;
+}
+
+void GemmF32With(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+  if (g.m <= 0 || g.n <= 0) return;
+  if (g.m < kSmallM) {
+    GemmFewRows(kern, g, pool);
+    return;
+  }
+  // Bound the packed copy of A: a taller product is computed in bands of rows.
+  const int64_t band = std::max<int64_t>(kern.mr, kMaxPackedA / std::max<int64_t>(g.k, 1) /
+                                                      kern.mr * kern.mr);
+  for (int64_t i = 0; i < g.m; i += band) {
+    GemmArgs part = g;
+    part.m = std::min(band, g.m - i);
+    part.a = g.trans_a ? g.a + i : g.a + i * g.lda;
+    part.c = g.c + i * g.ldc;
+    if (g.residual != nullptr) part.residual = g.residual + i * g.ldr;
+    GemmRows(kern, part, pool);
+  }
+}
+
+}  // namespace internal
+
+void GemmF32(const GemmArgs& args, ThreadPool& pool) {
+  internal::GemmF32With(internal::BestGemmKernels(), args, pool);
+}
+
+}  // namespace dynvm::kernels

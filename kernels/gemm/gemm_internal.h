@@ -1,0 +1,91 @@
+// The pieces GemmF32 is built from: micro-kernels that compute one MR x NR tile of C
+// from packed panels of A and B, the routines that pack A and B into panels (handling
+// the transposes), and the per-ISA tables that hold them.
+//
+// The driver (driver.cc) blocks C, A and B for the caches, packs, and calls a table's
+// micro-kernel once per tile; it selects the table once, from the CPU's features. Every
+// table is a complete implementation: tests run the driver over each table the CPU can
+// execute (GemmF32With), and the scalar table runs anywhere.
+//
+// Translation units compiled with ISA flags (-mavx2 -mfma) include this header, so it
+// defines no inline code, and such units call nothing inline from headers that other
+// units include too (kernels/internal/vmath_avx2.h is only ever included by AVX2 units):
+// the linker keeps one copy of an inline function, and an AVX2 copy of it would then
+// run on CPUs without AVX2.
+#ifndef DYNVM_KERNELS_GEMM_GEMM_INTERNAL_H_
+#define DYNVM_KERNELS_GEMM_GEMM_INTERNAL_H_
+
+#include <cstdint>
+
+#include "kernels/gemm.h"
+
+namespace dynvm::kernels::internal {
+
+// One call of a micro-kernel: tile C[0:mr, 0:nr] (mr <= MR, nr <= NR) of the product
+// of a packed panel of A (kc x MR) and a packed panel of B (kc x NR).
+struct GemmTile {
+  int64_t mr, nr, kc;
+  const float* a;   // packed A panel: a[p * MR + r]; rows past mr are zeros
+  const float* b;   // packed B panel: b[p * NR + j], 64-byte aligned; columns past nr zeros
+  float* c;
+  int64_t ldc;
+  bool accumulate;  // add the product to what C holds (the partial sum of earlier k blocks)
+  bool last;        // the last k block: apply alpha and the epilogue, else store the sum
+  float alpha;
+  const float* bias;      // at the tile's first column, or null
+  const float* residual;  // at the tile's first element, row stride ldr, or null
+  int64_t ldr;
+};
+
+// Computes one tile. Rows past mr and columns past nr of C, bias and residual are
+// neither read nor written.
+using GemmMicroKernelFn = void (*)(const GemmTile& tile);
+
+// Packs op(A)[0:mc, 0:kc] (a[i * lda + p], or a[p * lda + i] when `trans`) into
+// ceil(mc / MR) consecutive panels of kc x MR floats, dst[panel][p][r]; rows past mc are
+// zeros. Writes nothing outside the panels.
+using PackAFn = void (*)(bool trans, int64_t mc, int64_t kc, const float* a, int64_t lda,
+                         float* dst);
+
+// Packs op(B)[0:kc, 0:nc] (b[p * ldb + j], or b[j * ldb + p] when `trans`) into
+// ceil(nc / NR) consecutive panels of kc x NR floats, dst[panel][p][j]; columns past nc
+// are zeros. `dst` is 64-byte aligned.
+using PackBFn = void (*)(bool trans, int64_t kc, int64_t nc, const float* b, int64_t ldb,
+                         float* dst);
+
+// The product of a few rows of A (`rows` <= 4, row-major, `lda` apart) with
+// op(B)[0:k, 0:nc], B read in place (b[p * ldb + j], or b[j * ldb + p] when `trans_b`):
+// sums[i * ld + j] = sum_p a[i * lda + p] op(B)[p, j], with no epilogue. For products of
+// a few rows, where packing B would cost as much as the product itself.
+using SmallMFn = void (*)(int64_t rows, int64_t nc, int64_t k, const float* a, int64_t lda,
+                          const float* b, int64_t ldb, bool trans_b, float* sums, int64_t ld);
+
+// The epilogue on one row of n raw sums: c[j] = act(alpha sums[j] + bias[j]) +
+// residual[j]; bias and residual may be null, residual may be c.
+using EpilogueFn = void (*)(Activation activation, int64_t n, const float* sums, float alpha,
+                            const float* bias, const float* residual, float* c);
+
+// One instruction set's implementation of GEMM's building blocks.
+struct GemmKernels {
+  const char* name;  // "avx2_fma", "scalar"
+  int mr, nr;        // the micro-kernels' tile
+  GemmMicroKernelFn micro_kernel[4];  // indexed by Activation
+  PackAFn pack_a;
+  PackBFn pack_b;
+  SmallMFn small_m;
+  EpilogueFn epilogue;
+};
+
+// The portable table (plain C++, vectorised by the compiler for the baseline ISA).
+const GemmKernels& ScalarGemmKernels();
+// The AVX2+FMA table. Call only when the CPU supports AVX2 and FMA.
+const GemmKernels& Avx2FmaGemmKernels();
+// The best table for this CPU, chosen on first use.
+const GemmKernels& BestGemmKernels();
+
+// GemmF32 on the given table (for tests and benchmarks of a specific ISA).
+void GemmF32With(const GemmKernels& kernels, const GemmArgs& args, ThreadPool& pool);
+
+}  // namespace dynvm::kernels::internal
+
+#endif  // DYNVM_KERNELS_GEMM_GEMM_INTERNAL_H_

@@ -1,0 +1,262 @@
+// Tests of GemmF32 (kernels/gemm.h) against GemmF32Reference, through every
+// micro-kernel table this CPU can run (kernels/gemm/gemm_internal.h): random and edge
+// shapes (0, 1, primes, partial tiles, several k/m/n cache blocks), all transpose
+// combinations, every epilogue, leading dimensions past the row lengths, a residual
+// that aliases C, and 1 to 3 threads.
+//
+// Tolerance. The reference sums in double; a float sum of k products differs from the
+// exact value by at most k * u * S (u = 2^-24, S = sum_p |a_ip| |b_pj|, the sum of the
+// magnitudes). We allow (k + 4) * 2u * |alpha| * S for the product (twice the bound),
+// times 1.2 for the activations (|gelu'| <= 1.13, relu and none <= 1), plus 2e-6 *
+// (1 + |expected|) for the vectorised activation's own error and the final roundings
+// of the bias and residual additions.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "kernels/gemm.h"
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/thread_pool.h"
+
+namespace dynvm::kernels {
+namespace {
+
+using internal::GemmKernels;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// Written into C's padding: the GEMM must leave it alone.
+constexpr float kSentinel = 12345.0f;
+
+enum class Residual { kNone, kSeparate, kAliasesC };
+
+struct Case {
+  int64_t m, n, k;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f;
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  Residual residual = Residual::kNone;
+  int64_t pad = 0;  // extra elements per row of every operand
+
+  std::string ToString() const {
+    return absl::StrFormat("m=%d n=%d k=%d trans_a=%d trans_b=%d alpha=%g bias=%d act=%d "
+                           "residual=%d pad=%d",
+                           m, n, k, trans_a, trans_b, alpha, bias, static_cast<int>(activation),
+                           static_cast<int>(residual), pad);
+  }
+};
+
+// The tables to test: every one the CPU can execute.
+std::vector<const GemmKernels*> Tables() {
+  std::vector<const GemmKernels*> tables = {&internal::ScalarGemmKernels()};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    tables.push_back(&internal::Avx2FmaGemmKernels());
+  }
+#endif
+  return tables;
+}
+
+// A rows x cols matrix with `ld` elements per row: values in [-1, 1), NaN padding (so
+// that reading it would show in the result).
+std::vector<float> RandomMatrix(int64_t rows, int64_t cols, int64_t ld, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(rows * ld), kNaN);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) v[i * ld + j] = dist(rng);
+  }
+  return v;
+}
+
+// Runs `cs` with `table` (GemmF32 itself when null) on `pool` and compares with the
+// reference.
+void Check(const GemmKernels* table, const Case& cs, ThreadPool& pool, std::mt19937& rng) {
+  SCOPED_TRACE(absl::StrFormat("%s threads=%d %s", table ? table->name : "GemmF32",
+                               pool.num_threads(), cs.ToString()));
+  const int64_t m = cs.m, n = cs.n, k = cs.k;
+  const int64_t lda = (cs.trans_a ? m : k) + cs.pad, ldb = (cs.trans_b ? k : n) + cs.pad;
+  const int64_t ldc = n + cs.pad;
+  const std::vector<float> a = RandomMatrix(cs.trans_a ? k : m, cs.trans_a ? m : k, lda, rng);
+  const std::vector<float> b = RandomMatrix(cs.trans_b ? n : k, cs.trans_b ? k : n, ldb, rng);
+  const std::vector<float> bias = RandomMatrix(1, n, n, rng);
+  const int64_t ldr = cs.residual == Residual::kSeparate ? n + 2 * cs.pad + 1 : ldc;
+  const std::vector<float> residual = RandomMatrix(m, n, ldr, rng);
+
+  GemmArgs args{.m = m, .n = n, .k = k, .a = a.data(), .lda = lda, .trans_a = cs.trans_a,
+                .b = b.data(), .ldb = ldb, .trans_b = cs.trans_b, .ldc = ldc,
+                .alpha = cs.alpha, .bias = cs.bias ? bias.data() : nullptr,
+                .activation = cs.activation};
+  std::vector<float> expected(static_cast<size_t>(m * ldc), kSentinel);
+  args.c = expected.data();
+  if (cs.residual != Residual::kNone) {
+    args.residual = residual.data();
+    args.ldr = ldr;
+  }
+  GemmF32Reference(args);
+
+  // C starts as NaN (sentinels in the padding), or as the residual when it aliases C.
+  std::vector<float> c(static_cast<size_t>(m * ldc), kSentinel);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      c[i * ldc + j] = cs.residual == Residual::kAliasesC ? residual[i * ldr + j] : kNaN;
+    }
+  }
+  args.c = c.data();
+  if (cs.residual == Residual::kAliasesC) args.residual = c.data();
+  if (table != nullptr) {
+    internal::GemmF32With(*table, args, pool);
+  } else {
+    GemmF32(args, pool);
+  }
+
+  int failures = 0;
+  for (int64_t i = 0; i < m && failures < 5; ++i) {
+    for (int64_t j = 0; j < ldc && failures < 5; ++j) {
+      const float got = c[i * ldc + j], want = expected[i * ldc + j];
+      if (j >= n) {
+        EXPECT_EQ(got, kSentinel) << "padding overwritten at " << i << ", " << j;
+        failures += got != kSentinel;
+        continue;
+      }
+      double magnitude = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        const float x = cs.trans_a ? a[p * lda + i] : a[i * lda + p];
+        const float y = cs.trans_b ? b[j * ldb + p] : b[p * ldb + j];
+        magnitude += std::fabs(static_cast<double>(x) * y);
+      }
+      const double tol = 1.2 * (k + 4) * 2.0 * std::ldexp(1.0, -24) * std::fabs(cs.alpha) *
+                             magnitude +
+                         2e-6 * (1.0 + std::fabs(want));
+      const bool ok = std::fabs(static_cast<double>(got) - want) <= tol;
+      EXPECT_TRUE(ok) << "at " << i << ", " << j << ": got " << got << ", want " << want
+                      << ", tolerance " << tol;
+      failures += !ok;
+    }
+  }
+}
+
+TEST(GemmTest, EveryTransposeAndEpilogue) {
+  std::mt19937 rng(1);
+  ThreadPool pool(2);
+  const Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluErf,
+                                     Activation::kGeluTanh};
+  for (const GemmKernels* table : Tables()) {
+    for (int trans = 0; trans < 4; ++trans) {
+      for (float alpha : {1.0f, -0.75f}) {
+        for (bool bias : {false, true}) {
+          for (Activation act : kActivations) {
+            for (Residual res : {Residual::kNone, Residual::kSeparate, Residual::kAliasesC}) {
+              // k = 300 spans two k blocks; 13 x 37 leaves partial tiles in both
+              // directions; 3 rows take the path for a few rows (B read in place).
+              for (int64_t m : {3, 13}) {
+                Check(table,
+                      Case{.m = m, .n = 37, .k = 300, .trans_a = (trans & 1) != 0,
+                           .trans_b = (trans & 2) != 0, .alpha = alpha, .bias = bias,
+                           .activation = act, .residual = res, .pad = 3},
+                      pool, rng);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmTest, RandomShapes) {
+  std::mt19937 rng(2);
+  ThreadPool one(1), two(2), three(3);
+  ThreadPool* pools[] = {&one, &two, &three};
+  const int64_t kDims[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 23, 31, 32, 33, 47, 64, 97};
+  std::uniform_int_distribution<int> dim(0, std::size(kDims) - 1), coin(0, 1), act(0, 3);
+  for (int iter = 0; iter < 300; ++iter) {
+    Case cs{.m = kDims[dim(rng)], .n = kDims[dim(rng)], .k = kDims[dim(rng)],
+            .trans_a = coin(rng) == 1, .trans_b = coin(rng) == 1,
+            .alpha = coin(rng) ? 1.0f : 0.5f, .bias = coin(rng) == 1,
+            .activation = static_cast<Activation>(act(rng)),
+            .residual = static_cast<Residual>(act(rng) % 3), .pad = coin(rng) * 5};
+    for (const GemmKernels* table : Tables()) Check(table, cs, *pools[iter % 3], rng);
+    Check(nullptr, cs, *pools[iter % 3], rng);
+  }
+}
+
+// Shapes past every cache block (k > kc, m > mc, n > nc) and big enough to be split
+// into tasks over both rows and columns.
+TEST(GemmTest, LargeShapesOnThreads) {
+  std::mt19937 rng(3);
+  ThreadPool one(1), two(2), three(3);
+  const Case kCases[] = {
+      {.m = 203, .n = 1100, .k = 77},
+      {.m = 150, .n = 200, .k = 530, .trans_b = true, .bias = true,
+       .activation = Activation::kGeluErf, .residual = Residual::kAliasesC},
+      {.m = 400, .n = 16, .k = 257, .trans_a = true, .residual = Residual::kSeparate, .pad = 1},
+      {.m = 1, .n = 700, .k = 900, .trans_b = true, .bias = true},
+      {.m = 97, .n = 65, .k = 1030, .trans_a = true, .trans_b = true, .alpha = 2.0f,
+       .activation = Activation::kGeluTanh, .residual = Residual::kAliasesC, .pad = 7},
+  };
+  for (const Case& cs : kCases) {
+    for (ThreadPool* pool : {&one, &two, &three}) {
+      for (const GemmKernels* table : Tables()) Check(table, cs, *pool, rng);
+    }
+  }
+}
+
+TEST(GemmTest, KZeroAppliesTheEpilogueToZeros) {
+  std::mt19937 rng(4);
+  ThreadPool pool(2);
+  for (const GemmKernels* table : Tables()) {
+    Check(table, Case{.m = 9, .n = 20, .k = 0, .bias = true, .activation = Activation::kGeluErf,
+                      .residual = Residual::kAliasesC},
+          pool, rng);
+  }
+}
+
+TEST(GemmTest, BestTableMatchesTheCpu) {
+#if defined(__x86_64__)
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  EXPECT_STREQ(internal::BestGemmKernels().name, avx2 ? "avx2_fma" : "scalar");
+#endif
+}
+
+// The vectorised epilogues' activations on extreme and random inputs, one per column
+// of a k = 1 product (so that every lane position and partial tile is exercised): they
+// agree with the scalar ApplyActivation within 2e-6 absolute plus 1e-6 relative.
+TEST(GemmTest, EpilogueActivationsMatchScalar) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
+  ThreadPool pool(1);
+  for (const GemmKernels* table : Tables()) {
+    for (int a = 0; a < 4; ++a) {
+      const Activation act = static_cast<Activation>(a);
+      for (int64_t n : {1, 7, 9, 31, 1000}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = dist(rng);
+        const float kSpecial[] = {0.0f, -0.0f, 1e-30f, -1e4f, 1e4f, -3.5f, 88.0f, -88.0f, -5.0f};
+        for (size_t i = 0; i < std::size(kSpecial) && i < x.size(); ++i) x[i] = kSpecial[i];
+        // One row (the path for a few rows) and nine (micro-kernel tiles), all ones.
+        for (int64_t m : {1, 9}) {
+          const std::vector<float> ones(static_cast<size_t>(m), 1.0f);
+          std::vector<float> y(static_cast<size_t>(m * n), kNaN);
+          internal::GemmF32With(*table,
+                                {.m = m, .n = n, .k = 1, .a = ones.data(), .lda = 1,
+                                 .b = x.data(), .ldb = n, .c = y.data(), .ldc = n,
+                                 .activation = act},
+                                pool);
+          for (int64_t i = 0; i < m * n; ++i) {
+            const float want = ApplyActivation(act, x[i % n]);
+            EXPECT_NEAR(y[i], want, 2e-6 + 1e-6 * std::fabs(want))
+                << table->name << " m=" << m << " act=" << a << " x=" << x[i % n];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dynvm::kernels
