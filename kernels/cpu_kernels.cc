@@ -8,6 +8,8 @@
 #include "kernels/dynamic.h"
 #include "kernels/index.h"
 #include "kernels/kernel.h"
+#include "kernels/matmul.h"
+#include "kernels/nn/nn.h"
 #include "kernels/reduce.h"
 #include "kernels/slice.h"
 #include "kernels/sort.h"
@@ -26,6 +28,14 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterCreationKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterSortKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterDynamicKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterMatmulKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterSoftmaxKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterNormalizationKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterAttentionKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterConvKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterPoolKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterResizeKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterRnnKernels(registry));
   return absl::OkStatus();
 }
 

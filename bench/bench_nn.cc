@@ -1,0 +1,81 @@
+// Benchmarks of the neural-network kernels (kernels/nn/) at BERT and ResNet-50 shapes,
+// each called as the VM calls it: bound once from the default registry, outputs
+// allocated once, then Call on a pool of 2 threads.
+//
+//   build/bin/bench_kernels
+//   --benchmark_filter='BM_(Softmax|LayerNorm|Attention|Conv2d|LstmCell)'
+//
+// Memory-bound kernels (softmax, layer_norm) report "GBps", bytes read plus written per
+// iteration, to compare with BM_MemoryBandwidth (bench_gemm.cc); compute-bound ones
+// (attention, convolution, LSTM) report "GFLOPS", to compare with BM_FmaPeak.
+#include <cstdint>
+#include <vector>
+
+#include "bench/kernel_bench_util.h"
+#include "benchmark/benchmark.h"
+
+namespace dynvm::kernels::bench {
+namespace {
+
+// Softmax over the last axis of BERT-base's attention scores, [12 heads, seq, seq].
+void BM_Softmax(benchmark::State& state) {
+  const int64_t seq = state.range(0);
+  BoundCall call("nn.softmax", {{"axis", int64_t{-1}}}, {RandomTensor({12, seq, seq}, 1)});
+  RunLoop(state, call, BenchPool(2));
+  state.counters["GBps"] = Giga(2.0 * 4 * 12 * seq * seq);
+}
+BENCHMARK(BM_Softmax)->Arg(128)->Arg(384)->UseRealTime();
+
+// BERT-base's layer norm over [seq, 768].
+void BM_LayerNorm(benchmark::State& state) {
+  const int64_t seq = state.range(0);
+  BoundCall call("nn.layer_norm", {{"epsilon", 1e-12}},
+                 {RandomTensor({seq, 768}, 2), RandomTensor({768}, 3), RandomTensor({768}, 4)});
+  RunLoop(state, call, BenchPool(2));
+  state.counters["GBps"] = Giga(4.0 * (2 * seq * 768 + 2 * 768));
+}
+BENCHMARK(BM_LayerNorm)->Arg(128)->Arg(384)->UseRealTime();
+
+// BERT-base self-attention of one sequence: 12 heads of 64, with a padding mask.
+void BM_Attention(benchmark::State& state) {
+  const int64_t seq = state.range(0);
+  BoundCall call("nn.attention", {},
+                 {RandomTensor({1, 12, seq, 64}, 5), RandomTensor({1, 12, seq, 64}, 6),
+                  RandomTensor({1, 12, seq, 64}, 7), RandomTensor({1, 1, 1, seq}, 8)});
+  RunLoop(state, call, BenchPool(2));
+  state.counters["GFLOPS"] = Giga(2.0 * 2 * 12 * seq * seq * 64);  // q·kᵀ and p·v
+}
+BENCHMARK(BM_Attention)->Arg(128)->Arg(384)->UseRealTime();
+
+// A ResNet-50 conv2_x layer, 3x3 64 -> 64 over 56x56 with padding 1, and the 1x1
+// 256 -> 64 that precedes it; both with a bias.
+void BM_Conv2d(benchmark::State& state) {
+  const int64_t in_c = state.range(0), out_c = state.range(1), k = state.range(2);
+  BoundCall call("nn.conv2d", {{"padding", std::vector<int64_t>{k / 2}}},
+                 {RandomTensor({1, in_c, 56, 56}, 9), RandomTensor({out_c, in_c, k, k}, 10),
+                  RandomTensor({out_c}, 11)});
+  RunLoop(state, call, BenchPool(2));
+  state.counters["GFLOPS"] = Giga(2.0 * out_c * in_c * k * k * 56 * 56);
+}
+BENCHMARK(BM_Conv2d)
+    ->ArgNames({"C", "O", "K"})
+    ->Args({64, 64, 3})
+    ->Args({256, 64, 1})
+    ->UseRealTime();
+
+// One LSTM step, hidden and input 512, at batch 1 (a decoder) and 64.
+void BM_LstmCell(benchmark::State& state) {
+  const int64_t batch = state.range(0), hidden = 512;
+  BoundCall call("nn.lstm_cell", {},
+                 {RandomTensor({batch, hidden}, 12), RandomTensor({batch, hidden}, 13),
+                  RandomTensor({batch, hidden}, 14), RandomTensor({4 * hidden, hidden}, 15),
+                  RandomTensor({4 * hidden, hidden}, 16), RandomTensor({4 * hidden}, 17),
+                  RandomTensor({4 * hidden}, 18)},
+                 /*num_outputs=*/2);
+  RunLoop(state, call, BenchPool(2));
+  state.counters["GFLOPS"] = Giga(2.0 * 2 * batch * 4 * hidden * hidden);
+}
+BENCHMARK(BM_LstmCell)->Arg(1)->Arg(64)->UseRealTime();
+
+}  // namespace
+}  // namespace dynvm::kernels::bench

@@ -1,0 +1,19 @@
+// Registration of the matrix-multiply kernel family (kernels/matmul.cc): nn.dense,
+// nn.matmul and matmul (numpy semantics), nn.batch_matmul, and gemm (GemmF32 with its
+// whole epilogue, for fused code). All f32, all computed by GemmF32 (kernels/gemm.h).
+//
+// docs/kernels.md documents every kernel: inputs, outputs, attributes and dtypes.
+#ifndef DYNVM_KERNELS_MATMUL_H_
+#define DYNVM_KERNELS_MATMUL_H_
+
+#include "absl/status/status.h"
+#include "kernels/kernel.h"
+
+namespace dynvm::kernels {
+
+// Adds nn.dense, nn.matmul, matmul, nn.batch_matmul and gemm.
+absl::Status RegisterMatmulKernels(KernelRegistry& registry);
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_MATMUL_H_

@@ -1,0 +1,30 @@
+// Registration of the neural-network kernel families (kernels/nn/), one function per
+// family, each called once from RegisterCpuKernels (kernels/cpu_kernels.cc).
+//
+// docs/kernels.md documents every kernel: inputs, outputs, attributes and dtypes.
+#ifndef DYNVM_KERNELS_NN_NN_H_
+#define DYNVM_KERNELS_NN_NN_H_
+
+#include "absl/status/status.h"
+#include "kernels/kernel.h"
+
+namespace dynvm::kernels {
+
+// nn.softmax and nn.log_softmax (kernels/nn/softmax.cc).
+absl::Status RegisterSoftmaxKernels(KernelRegistry& registry);
+// nn.layer_norm and nn.batch_norm, inference form (kernels/nn/normalization.cc).
+absl::Status RegisterNormalizationKernels(KernelRegistry& registry);
+// nn.attention, fused multi-head scaled dot-product attention (kernels/nn/attention.cc).
+absl::Status RegisterAttentionKernels(KernelRegistry& registry);
+// nn.conv1d and nn.conv2d, grouped and depthwise included (kernels/nn/conv.cc).
+absl::Status RegisterConvKernels(KernelRegistry& registry);
+// nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d (kernels/nn/pool.cc).
+absl::Status RegisterPoolKernels(KernelRegistry& registry);
+// image.resize2d, nearest and bilinear (kernels/nn/resize.cc).
+absl::Status RegisterResizeKernels(KernelRegistry& registry);
+// nn.lstm_cell and nn.gru_cell, PyTorch's cells (kernels/nn/rnn.cc).
+absl::Status RegisterRnnKernels(KernelRegistry& registry);
+
+}  // namespace dynvm::kernels
+
+#endif  // DYNVM_KERNELS_NN_NN_H_

@@ -1,0 +1,268 @@
+// nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d over NCHW data, f32, with the
+// semantics of TVM's topi pooling (the Relay operators' implementation):
+//
+//  - output extent (in + pads - dilation * (pool - 1) - 1 [+ stride - 1 in ceil_mode])
+//    / stride + 1: ceil_mode pads the end so that a partial last window still counts;
+//  - max: padded positions hold the lowest finite float, so a window that touches
+//    padding never yields less than it; NaN inputs are ignored like fmax does;
+//  - avg with count_include_pad: the sum over the window divided by its taps inside
+//    the explicitly padded input (the ceil_mode extension excluded); without: divided
+//    by its taps inside the input. A window with no such tap yields 0.
+//
+// Each output row accumulates whole input rows: for every tap of the window the outputs
+// it reaches form one range, contiguous in the input when the stride is 1, so the inner
+// loop is a vectorised max or add over a row. Planes run in parallel.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "kernels/internal/checks.h"
+#include "kernels/nn/common.h"
+#include "kernels/nn/nn.h"
+#include "kernels/nn/scratch.h"
+#include "kernels/nn/ukernels.h"
+
+namespace dynvm::kernels {
+namespace {
+
+using nn::WindowAxis;
+
+constexpr std::string_view kMaxPool = "nn.max_pool2d";
+constexpr std::string_view kAvgPool = "nn.avg_pool2d";
+constexpr std::string_view kGlobalAvgPool = "nn.global_avg_pool2d";
+
+struct PoolState {
+  WindowAxis h, w;
+  bool ceil_mode = false;
+  bool count_include_pad = false;  // avg only
+};
+
+template <bool kMax>
+absl::StatusOr<std::shared_ptr<const void>> BindPool(const Attrs& attrs) {
+  if constexpr (kMax) {
+    DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"pool_size", "strides", "padding", "dilation",
+                                                  "ceil_mode", "layout", "out_layout"}));
+  } else {
+    DYNVM_RETURN_IF_ERROR(
+        CheckKnownAttrs(attrs, {"pool_size", "strides", "padding", "dilation", "ceil_mode",
+                                "count_include_pad", "layout", "out_layout"}));
+  }
+  DYNVM_RETURN_IF_ERROR(nn::CheckLayoutAttr(attrs, "layout", "NCHW"));
+  DYNVM_RETURN_IF_ERROR(nn::CheckLayoutAttr(attrs, "out_layout", "NCHW", /*allow_empty=*/true));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> size,
+                         nn::GetSpatialAttr(attrs, "pool_size", 2, 1, 1));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> strides,
+                         nn::GetSpatialAttr(attrs, "strides", 2, 1, 1));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> dilation,
+                         nn::GetSpatialAttr(attrs, "dilation", 2, 1, 1));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> padding,
+                         nn::GetPaddingAttr(attrs, "padding", 2));
+  PoolState state;
+  state.h = {size[0], strides[0], dilation[0], padding[0], padding[2]};
+  state.w = {size[1], strides[1], dilation[1], padding[1], padding[3]};
+  DYNVM_ASSIGN_OR_RETURN(state.ceil_mode, nn::GetBoolAttr(attrs, "ceil_mode", false));
+  if constexpr (!kMax) {
+    DYNVM_ASSIGN_OR_RETURN(state.count_include_pad,
+                           nn::GetBoolAttr(attrs, "count_include_pad", false));
+  }
+  return std::make_shared<const PoolState>(state);
+}
+
+absl::Status CheckPoolData(std::string_view op, const NDArrayObj& x) {
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32(op, "data", x));
+  if (x.ndim() != 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: data must have rank 4 (NCHW), got shape %s", op, ShapeToString(x.shape())));
+  }
+  return absl::OkStatus();
+}
+
+template <bool kMax>
+absl::StatusOr<Shape> PoolOutputShape(const PoolState& s, const NDArrayObj& x) {
+  const std::string_view op = kMax ? kMaxPool : kAvgPool;
+  DYNVM_RETURN_IF_ERROR(CheckPoolData(op, x));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t out_h,
+                         nn::WindowOutputSize(op, "height", x.shape()[2], s.h, s.ceil_mode));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t out_w,
+                         nn::WindowOutputSize(op, "width", x.shape()[3], s.w, s.ceil_mode));
+  return Shape{x.shape()[0], x.shape()[1], out_h, out_w};
+}
+
+template <bool kMax>
+absl::Status PoolShapeFn(const ShapeCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(
+      call.output_shapes[0],
+      PoolOutputShape<kMax>(*static_cast<const PoolState*>(call.state), *call.inputs[0]));
+  return absl::OkStatus();
+}
+
+// Taps of output `o` inside [-pad_before, in + pad_after): the divisor with
+// count_include_pad. The window starts inside that range, so only its end is clipped.
+int64_t PaddedTaps(const WindowAxis& w, int64_t o, int64_t in) {
+  const int64_t start = o * w.stride - w.pad_before;
+  const int64_t last = in + w.pad_after - 1;
+  return start > last ? 0 : std::min(w.kernel, (last - start) / w.dilation + 1);
+}
+
+// What every plane of a call shares: the geometry and per-column tables.
+struct PoolPlan {
+  WindowAxis h, w;
+  int64_t in_h, in_w, out_h, out_w;
+  bool count_include_pad;
+  const int64_t* taps_w = nullptr;    // [out_w] taps of each output column inside the input
+  const int64_t* padded_w = nullptr;  // [out_w] PaddedTaps of each output column
+  const int64_t* ow_lo = nullptr;     // [kernel_w] ValidOutputs of each tap
+  const int64_t* ow_hi = nullptr;
+};
+
+template <bool kMax>
+void PoolPlane(const PoolPlan& p, const nn::NnMicrokernels& uk, const float* in, float* out) {
+  constexpr float kInit = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const int64_t window = p.h.kernel * p.w.kernel;
+  for (int64_t oh = 0; oh < p.out_h; ++oh) {
+    float* row = out + oh * p.out_w;
+    std::fill(row, row + p.out_w, kInit);
+    int64_t kh_lo, kh_hi;
+    nn::ValidTaps(p.h, oh, p.in_h, &kh_lo, &kh_hi);
+    for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+      const float* in_row = in + (oh * p.h.stride - p.h.pad_before + kh * p.h.dilation) * p.in_w;
+      for (int64_t kw = 0; kw < p.w.kernel; ++kw) {
+        const int64_t lo = p.ow_lo[kw], n = p.ow_hi[kw] - lo;
+        if (n == 0) continue;
+        const float* src = in_row + lo * p.w.stride - p.w.pad_before + kw * p.w.dilation;
+        if (p.w.stride == 1) {
+          kMax ? uk.vmaxacc(n, src, row + lo) : uk.vaddacc(n, src, row + lo);
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            const float v = src[i * p.w.stride];
+            row[lo + i] = kMax ? (v > row[lo + i] ? v : row[lo + i]) : row[lo + i] + v;
+          }
+        }
+      }
+    }
+    const int64_t taps_h = kh_hi - kh_lo;
+    if constexpr (kMax) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        if (taps_h * p.taps_w[ow] < window) {
+          row[ow] = std::max(row[ow], std::numeric_limits<float>::lowest());
+        }
+      }
+    } else {
+      const int64_t rows = p.count_include_pad ? PaddedTaps(p.h, oh, p.in_h) : taps_h;
+      const int64_t* cols = p.count_include_pad ? p.padded_w : p.taps_w;
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        row[ow] /= static_cast<float>(std::max<int64_t>(1, rows * cols[ow]));
+      }
+    }
+  }
+}
+
+template <bool kMax>
+absl::Status PoolKernel(const KernelCall& call) {
+  const PoolState& s = *static_cast<const PoolState*>(call.state);
+  const NDArrayObj& x = *call.args[0];
+  DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, PoolOutputShape<kMax>(s, x));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kMax ? kMaxPool : kAvgPool, call, {out_shape}));
+  if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
+  const int64_t planes = out_shape[0] * out_shape[1];
+  PoolPlan p{s.h, s.w, x.shape()[2], x.shape()[3], out_shape[2], out_shape[3], s.count_include_pad};
+
+  int64_t* tables = nn::ThreadScratch<int64_t>(nn::ScratchSlot::kCall, 2 * (p.out_w + p.w.kernel));
+  int64_t* taps_w = tables;
+  int64_t* padded_w = taps_w + p.out_w;
+  int64_t* ow_lo = padded_w + p.out_w;
+  int64_t* ow_hi = ow_lo + p.w.kernel;
+  for (int64_t ow = 0; ow < p.out_w; ++ow) {
+    int64_t lo, hi;
+    nn::ValidTaps(p.w, ow, p.in_w, &lo, &hi);
+    taps_w[ow] = hi - lo;
+    padded_w[ow] = PaddedTaps(p.w, ow, p.in_w);
+  }
+  for (int64_t kw = 0; kw < p.w.kernel; ++kw) {
+    nn::ValidOutputs(p.w, kw, p.in_w, p.out_w, &ow_lo[kw], &ow_hi[kw]);
+  }
+  p.taps_w = taps_w;
+  p.padded_w = padded_w;
+  p.ow_lo = ow_lo;
+  p.ow_hi = ow_hi;
+
+  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const float* in = x.data_as<float>();
+  float* out = call.outputs()[0]->data_as<float>();
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const int64_t plane_bytes = sizeof(float) * out_plane * p.h.kernel * p.w.kernel;
+  call.pool->ParallelFor(planes, internal::GrainForBytes(plane_bytes),
+                         [&](int64_t begin, int64_t end) {
+                           for (int64_t i = begin; i < end; ++i) {
+                             PoolPlane<kMax>(p, uk, in + i * in_plane, out + i * out_plane);
+                           }
+                         });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindGlobalAvgPool(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"layout", "out_layout"}));
+  DYNVM_RETURN_IF_ERROR(nn::CheckLayoutAttr(attrs, "layout", "NCHW"));
+  DYNVM_RETURN_IF_ERROR(nn::CheckLayoutAttr(attrs, "out_layout", "NCHW", /*allow_empty=*/true));
+  return std::shared_ptr<const void>();
+}
+
+absl::Status GlobalAvgPoolShapeFn(const ShapeCall& call) {
+  const NDArrayObj& x = *call.inputs[0];
+  DYNVM_RETURN_IF_ERROR(CheckPoolData(kGlobalAvgPool, x));
+  call.output_shapes[0] = {x.shape()[0], x.shape()[1], 1, 1};
+  return absl::OkStatus();
+}
+
+// The mean of each plane; an empty plane's mean is NaN (0 / 0), as in TVM.
+absl::Status GlobalAvgPoolKernel(const KernelCall& call) {
+  const NDArrayObj& x = *call.args[0];
+  DYNVM_RETURN_IF_ERROR(CheckPoolData(kGlobalAvgPool, x));
+  const Shape& s = x.shape();
+  const int64_t out_shape[] = {s[0], s[1], 1, 1};
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGlobalAvgPool, call, {out_shape}));
+  if (s[0] * s[1] == 0) return absl::OkStatus();  // then the plane's size fits in int64
+  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const int64_t plane = s[2] * s[3];
+  const float* in = x.data_as<float>();
+  float* out = call.outputs()[0]->data_as<float>();
+  call.pool->ParallelFor(s[0] * s[1], internal::GrainForBytes(sizeof(float) * plane),
+                         [&](int64_t begin, int64_t end) {
+                           for (int64_t i = begin; i < end; ++i) {
+                             out[i] = uk.rsum(plane, in + i * plane) / static_cast<float>(plane);
+                           }
+                         });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterPoolKernels(KernelRegistry& registry) {
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kMaxPool),
+                                                    .num_inputs = 1,
+                                                    .num_outputs = 1,
+                                                    .fn = PoolKernel<true>,
+                                                    .bind = BindPool<true>,
+                                                    .shape_fn = PoolShapeFn<true>}));
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kAvgPool),
+                                                    .num_inputs = 1,
+                                                    .num_outputs = 1,
+                                                    .fn = PoolKernel<false>,
+                                                    .bind = BindPool<false>,
+                                                    .shape_fn = PoolShapeFn<false>}));
+  return registry.Register(KernelDef{.name = std::string(kGlobalAvgPool),
+                                     .num_inputs = 1,
+                                     .num_outputs = 1,
+                                     .fn = GlobalAvgPoolKernel,
+                                     .bind = BindGlobalAvgPool,
+                                     .shape_fn = GlobalAvgPoolShapeFn});
+}
+
+}  // namespace dynvm::kernels

@@ -1,0 +1,97 @@
+// The microkernels of the neural-network kernels (kernels/nn/): the row operations that
+// softmax, the normalisations, attention, pooling and the recurrent cells spend their
+// time in, each in a scalar reference (ukernels_scalar.cc) and an AVX2+FMA version
+// (ukernels_avx2.cc, its own translation unit compiled with -mavx2 -mfma). The table for
+// this CPU is chosen once, on first use.
+//
+// Names follow XNNPACK: f32_<operation>__<isa>, with r = reduction and v = elementwise
+// vector operation; a trailing c means a scalar operand. Every function takes `n >= 0`
+// elements at unaligned pointers and assumes its arguments are valid (the kernel
+// wrappers check). An output may be the same array as an input (in-place), but must not
+// otherwise overlap one.
+//
+//   const NnMicrokernels& uk = GetNnMicrokernels();
+//   const float max = uk.rmax(n, x);
+//   const float sum = uk.raddstoreexpminusmax(n, x, max, y);  // y = exp(x - max)
+//   uk.vmulc(n, y, 1.0f / sum, y);                             // y = softmax(x)
+#ifndef DYNVM_KERNELS_NN_UKERNELS_H_
+#define DYNVM_KERNELS_NN_UKERNELS_H_
+
+#include <cstdint>
+
+namespace dynvm::kernels::nn {
+
+// One implementation of every microkernel, for one instruction set.
+struct NnMicrokernels {
+  // The instruction set, for messages and benchmarks: "scalar" or "avx2".
+  const char* isa;
+
+  // max(x[0..n)); -inf when n == 0. A NaN element gives an unspecified value (the
+  // kernels' results are NaN for such rows either way).
+  float (*rmax)(int64_t n, const float* x);
+  // sum(x[0..n)); 0 when n == 0.
+  float (*rsum)(int64_t n, const float* x);
+  // sum((x[i] - c)^2): the centred second moment, which keeps the variance accurate
+  // when the mean is large compared to the spread.
+  float (*rsumsqdiff)(int64_t n, const float* x, float c);
+  // sum(exp(x[i] - max)) for max >= every x[i] (softmax's denominator).
+  float (*raddexpminusmax)(int64_t n, const float* x, float max);
+  // y[i] = exp(x[i] - max), returning sum(y) (softmax's numerators and denominator).
+  float (*raddstoreexpminusmax)(int64_t n, const float* x, float max, float* y);
+
+  // y[i] = x[i] * c.
+  void (*vmulc)(int64_t n, const float* x, float c, float* y);
+  // y[i] = x[i] + c.
+  void (*vaddc)(int64_t n, const float* x, float c, float* y);
+  // y[i] = a[i] + b[i].
+  void (*vadd)(int64_t n, const float* a, const float* b, float* y);
+  // y[i] = x[i] * a + b.
+  void (*vmuladdc)(int64_t n, const float* x, float a, float b, float* y);
+  // y[i] = x[i] * a[i] + b[i].
+  void (*vmuladd)(int64_t n, const float* x, const float* a, const float* b, float* y);
+  // y[i] = max(y[i], x[i]) (max pooling's accumulation).
+  void (*vmaxacc)(int64_t n, const float* x, float* y);
+  // y[i] += x[i] (average pooling's accumulation).
+  void (*vaddacc)(int64_t n, const float* x, float* y);
+  // y[i] += x[i] * c (a depthwise convolution tap over a row).
+  void (*vmulcacc)(int64_t n, const float* x, float c, float* y);
+  // y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i]; a null `gamma` means 1, a null
+  // `beta` means 0 (layer normalisation without scale or center).
+  void (*vnormalize)(int64_t n, const float* x, float mean, float rstd, const float* gamma,
+                     const float* beta, float* y);
+
+  // One row of an LSTM cell with PyTorch's gate order: `gates` holds the 4n
+  // pre-activations [i | f | g | o]; c_out = sigmoid(f) * c + sigmoid(i) * tanh(g) and
+  // h_out = sigmoid(o) * tanh(c_out). `c_out` may be `c`.
+  void (*lstm_gates)(int64_t n, const float* gates, const float* c, float* h_out, float* c_out);
+  // One row of a GRU cell with PyTorch's semantics: `gi` = W_i x + b_i and
+  // `gh` = W_h h + b_h, each 3n values [r | z | n]; r = sigmoid(gi_r + gh_r),
+  // z = sigmoid(gi_z + gh_z), m = tanh(gi_n + r * gh_n), h_out = (1 - z) * m + z * h.
+  // `h_out` may be `h`.
+  void (*gru_gates)(int64_t n, const float* gi, const float* gh, const float* h, float* h_out);
+};
+
+// The fastest table this CPU runs, chosen on first call.
+const NnMicrokernels& GetNnMicrokernels();
+// The scalar reference, which runs everywhere.
+const NnMicrokernels& GetNnMicrokernelsScalar();
+// The AVX2+FMA table, or null if this CPU lacks either extension.
+const NnMicrokernels* GetNnMicrokernelsAvx2();
+
+namespace internal {
+// The AVX2+FMA table itself, whatever the CPU: reach it through GetNnMicrokernelsAvx2.
+const NnMicrokernels& NnMicrokernelsAvx2Table();
+}  // namespace internal
+
+// softmax(x) into `y` (which may be `x`) for one row of `n` elements: three passes over
+// a row that stays in cache. Shared by nn.softmax and nn.attention.
+inline void SoftmaxRow(const NnMicrokernels& uk, int64_t n, const float* x, float* y) {
+  if (n == 0) return;
+  const float max = uk.rmax(n, x);
+  const float sum = uk.raddstoreexpminusmax(n, x, max, y);
+  uk.vmulc(n, y, 1.0f / sum, y);
+}
+
+}  // namespace dynvm::kernels::nn
+
+#endif  // DYNVM_KERNELS_NN_UKERNELS_H_

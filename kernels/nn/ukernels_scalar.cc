@@ -1,0 +1,137 @@
+// The scalar reference microkernels of kernels/nn/ukernels.h: the plainest loops over
+// the standard library's math, one element at a time. They define what the vectorised
+// versions must compute, and run on CPUs without AVX2.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/nn/ukernels.h"
+
+namespace dynvm::kernels::nn {
+namespace {
+
+float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float f32_rmax__scalar(int64_t n, const float* x) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  return max;
+}
+
+float f32_rsum__scalar(int64_t n, const float* x) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+float f32_rsumsqdiff__scalar(int64_t n, const float* x, float c) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += (x[i] - c) * (x[i] - c);
+  return sum;
+}
+
+float f32_raddexpminusmax__scalar(int64_t n, const float* x, float max) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
+  return sum;
+}
+
+float f32_raddstoreexpminusmax__scalar(int64_t n, const float* x, float max, float* y) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = std::exp(x[i] - max);
+    sum += y[i];
+  }
+  return sum;
+}
+
+void f32_vmulc__scalar(int64_t n, const float* x, float c, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * c;
+}
+
+void f32_vaddc__scalar(int64_t n, const float* x, float c, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] + c;
+}
+
+void f32_vadd__scalar(int64_t n, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void f32_vmuladdc__scalar(int64_t n, const float* x, float a, float b, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
+}
+
+void f32_vmuladd__scalar(int64_t n, const float* x, const float* a, const float* b, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a[i] + b[i];
+}
+
+void f32_vmaxacc__scalar(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > y[i] ? x[i] : y[i];
+}
+
+void f32_vaddacc__scalar(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void f32_vmulcacc__scalar(int64_t n, const float* x, float c, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i] * c;
+}
+
+void f32_vnormalize__scalar(int64_t n, const float* x, float mean, float rstd, const float* gamma,
+                            const float* beta, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gamma != nullptr ? gamma[i] : 1.0f;
+    const float b = beta != nullptr ? beta[i] : 0.0f;
+    y[i] = (x[i] - mean) * rstd * g + b;
+  }
+}
+
+void f32_lstm_gates__scalar(int64_t n, const float* gates, const float* c, float* h_out,
+                            float* c_out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float i = Sigmoid(gates[j]);
+    const float f = Sigmoid(gates[n + j]);
+    const float g = std::tanh(gates[2 * n + j]);
+    const float o = Sigmoid(gates[3 * n + j]);
+    const float cell = f * c[j] + i * g;
+    c_out[j] = cell;
+    h_out[j] = o * std::tanh(cell);
+  }
+}
+
+void f32_gru_gates__scalar(int64_t n, const float* gi, const float* gh, const float* h,
+                           float* h_out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float r = Sigmoid(gi[j] + gh[j]);
+    const float z = Sigmoid(gi[n + j] + gh[n + j]);
+    const float m = std::tanh(gi[2 * n + j] + r * gh[2 * n + j]);
+    h_out[j] = (1.0f - z) * m + z * h[j];
+  }
+}
+
+}  // namespace
+
+const NnMicrokernels& GetNnMicrokernelsScalar() {
+  static constexpr NnMicrokernels kScalar = {
+      .isa = "scalar",
+      .rmax = f32_rmax__scalar,
+      .rsum = f32_rsum__scalar,
+      .rsumsqdiff = f32_rsumsqdiff__scalar,
+      .raddexpminusmax = f32_raddexpminusmax__scalar,
+      .raddstoreexpminusmax = f32_raddstoreexpminusmax__scalar,
+      .vmulc = f32_vmulc__scalar,
+      .vaddc = f32_vaddc__scalar,
+      .vadd = f32_vadd__scalar,
+      .vmuladdc = f32_vmuladdc__scalar,
+      .vmuladd = f32_vmuladd__scalar,
+      .vmaxacc = f32_vmaxacc__scalar,
+      .vaddacc = f32_vaddacc__scalar,
+      .vmulcacc = f32_vmulcacc__scalar,
+      .vnormalize = f32_vnormalize__scalar,
+      .lstm_gates = f32_lstm_gates__scalar,
+      .gru_gates = f32_gru_gates__scalar,
+  };
+  return kScalar;
+}
+
+}  // namespace dynvm::kernels::nn

@@ -1,0 +1,190 @@
+// Tests of image.resize2d (kernels/nn/resize.cc): hand-computed results that pin the
+// semantics (PyTorch's bilinear, ONNX's nearest), then every method, coordinate mode and
+// rounding on random sizes (up- and downsampling, extents of 1) against a plain
+// reference written from TVM's formulas, and the errors.
+//
+// Tolerances: nearest copies input elements, so it is exact. The reference computes the
+// source coordinates in float as TVM does (so that nearest picks the same pixel) and the
+// interpolation in double; with inputs in [-1, 1] bilinear is within 1e-6 absolute.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/nn_test_util.h"
+
+namespace dynvm::kernels::testing {
+namespace {
+
+std::vector<double> Resize(const NDArray& x, const Attrs& attrs) {
+  absl::StatusOr<std::vector<NDArray>> out = RunKernel("image.resize2d", attrs, {x});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? Values((*out)[0]) : std::vector<double>{};
+}
+
+Attrs ResizeAttrs(int64_t h, int64_t w, std::string method, std::string mode,
+                  std::string rounding = "") {
+  Attrs attrs = {{"size", std::vector<int64_t>{h, w}},
+                 {"method", std::move(method)},
+                 {"coordinate_transformation_mode", std::move(mode)}};
+  if (!rounding.empty()) attrs["rounding_method"] = std::move(rounding);
+  return attrs;
+}
+
+TEST(ResizeTest, HandComputed) {
+  NDArray square = TensorOf<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(Resize(square, ResizeAttrs(4, 4, "nearest_neighbor", "asymmetric")),
+            (std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+  NDArray row = TensorOf<float>({1, 1, 1, 3}, {0, 10, 20});
+  EXPECT_EQ(Resize(row, ResizeAttrs(1, 5, "linear", "align_corners")),
+            (std::vector<double>{0, 5, 10, 15, 20}));
+  // PyTorch's interpolate(mode="bilinear", align_corners=False) of [0, 4] to 4.
+  NDArray pair = TensorOf<float>({1, 1, 1, 2}, {0, 4});
+  EXPECT_EQ(Resize(pair, ResizeAttrs(1, 4, "linear", "half_pixel")),
+            (std::vector<double>{0, 1, 3, 4}));
+  // ONNX Resize nearest, half_pixel, 4 -> 2: sources 0.5 and 2.5 round down (floor).
+  NDArray four = TensorOf<float>({1, 1, 1, 4}, {1, 2, 3, 4});
+  EXPECT_EQ(Resize(four, ResizeAttrs(1, 2, "nearest_neighbor", "half_pixel")),
+            (std::vector<double>{1, 3}));
+  // round is half to even: asymmetric 4 -> 8 reads 0, 0.5, 1, 1.5, ...: 0, 0, 1, 2, 2, 2, 3, 4
+  // (indices clamp to 3).
+  EXPECT_EQ(Resize(four, ResizeAttrs(1, 8, "nearest_neighbor", "asymmetric", "round")),
+            (std::vector<double>{1, 1, 2, 3, 3, 3, 4, 4}));
+  EXPECT_EQ(Resize(four, ResizeAttrs(1, 8, "nearest_neighbor", "asymmetric", "round_prefer_ceil")),
+            (std::vector<double>{1, 2, 2, 3, 3, 4, 4, 4}));
+  // Relay's defaults: linear, half_pixel; the identity size copies.
+  EXPECT_EQ(Resize(square, {{"size", std::vector<int64_t>{2, 2}}}),
+            (std::vector<double>{1, 2, 3, 4}));
+}
+
+// The source coordinate, computed in float as TVM's topi does.
+float Source(const std::string& mode, int64_t x, int64_t in, int64_t out) {
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  const float fx = static_cast<float>(x);
+  if (mode == "half_pixel") return (fx + 0.5f) * scale - 0.5f;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (fx + 0.5f) * scale - 0.5f : 0.0f;
+  if (mode == "align_corners") {
+    return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) * fx : 0.0f;
+  }
+  if (mode == "asymmetric") return fx * scale;
+  return (fx + 0.5f) * scale;  // tf_half_pixel_for_nn
+}
+
+int64_t Nearest(const std::string& rounding, float v, int64_t in) {
+  float r = 0;
+  if (rounding == "round") r = std::nearbyint(v);
+  if (rounding == "floor") r = std::floor(v + 1e-5f);
+  if (rounding == "ceil") r = std::ceil(v - 1e-5f);
+  if (rounding == "round_prefer_floor") r = std::ceil(v - 0.5f);
+  if (rounding == "round_prefer_ceil") r = std::floor(v + 0.5f);
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+std::vector<double> Reference(const std::vector<double>& x, int64_t planes, int64_t in_h,
+                              int64_t in_w, int64_t out_h, int64_t out_w, bool linear,
+                              const std::string& mode, const std::string& rounding) {
+  std::vector<double> y;
+  auto at = [&](int64_t p, int64_t i, int64_t j) {
+    return x[(p * in_h + std::clamp<int64_t>(i, 0, in_h - 1)) * in_w +
+             std::clamp<int64_t>(j, 0, in_w - 1)];
+  };
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t oy = 0; oy < out_h; ++oy) {
+      for (int64_t ox = 0; ox < out_w; ++ox) {
+        const float sy = Source(mode, oy, in_h, out_h), sx = Source(mode, ox, in_w, out_w);
+        if (!linear) {
+          y.push_back(at(p, Nearest(rounding, sy, in_h), Nearest(rounding, sx, in_w)));
+          continue;
+        }
+        const int64_t y0 = static_cast<int64_t>(std::floor(sy));
+        const int64_t x0 = static_cast<int64_t>(std::floor(sx));
+        const double ty = sy - y0, tx = sx - x0;
+        const double top = at(p, y0, x0) * (1 - tx) + at(p, y0, x0 + 1) * tx;
+        const double bottom = at(p, y0 + 1, x0) * (1 - tx) + at(p, y0 + 1, x0 + 1) * tx;
+        y.push_back(top * (1 - ty) + bottom * ty);
+      }
+    }
+  }
+  return y;
+}
+
+TEST(ResizeTest, EveryModeOnRandomSizes) {
+  std::mt19937 rng(61);
+  const std::string modes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                               "tf_half_pixel_for_nn"};
+  const std::string roundings[] = {
+      "", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"};
+  for (int iter = 0; iter < 120; ++iter) {
+    const int64_t n = RandomInt(rng, 0, 2), c = RandomInt(rng, 1, 3);
+    const int64_t in_h = RandomInt(rng, 1, 9), in_w = RandomInt(rng, 1, 9);
+    const int64_t out_h = RandomInt(rng, 1, 12), out_w = RandomInt(rng, 1, 12);
+    const std::string& mode = modes[rng() % 5];
+    NDArray x = RandomTensor({n, c, in_h, in_w}, DType::kF32, rng);
+    for (bool linear : {false, true}) {
+      std::string rounding = linear ? "" : roundings[rng() % 6];
+      SCOPED_TRACE(::testing::Message()
+                   << in_h << "x" << in_w << " -> " << out_h << "x" << out_w << " "
+                   << (linear ? "linear" : "nearest") << " " << mode << " '" << rounding << "'");
+      absl::StatusOr<std::vector<NDArray>> out = RunKernel(
+          "image.resize2d",
+          ResizeAttrs(out_h, out_w, linear ? "linear" : "nearest_neighbor", mode, rounding), {x});
+      ASSERT_TRUE(out.ok()) << out.status();
+      if (rounding.empty()) rounding = mode == "align_corners" ? "round" : "floor";
+      ExpectClose((*out)[0],
+                  Reference(Values(x), n * c, in_h, in_w, out_h, out_w, linear, mode, rounding),
+                  linear ? 1e-6 : 0.0, 0.0);
+    }
+  }
+}
+
+TEST(ResizeTest, RelayAttributesAreAccepted) {
+  NDArray x = TensorOf<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  Attrs attrs = ResizeAttrs(3, 3, "linear", "align_corners");
+  attrs["layout"] = std::string("NCHW");
+  attrs["roi"] = std::vector<double>{0, 0, 0, 0};
+  attrs["cubic_alpha"] = -0.75;
+  attrs["cubic_exclude"] = int64_t{0};
+  attrs["extrapolation_value"] = 0.0;
+  attrs["out_dtype"] = std::string("");
+  EXPECT_EQ(Resize(x, attrs), (std::vector<double>{1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
+}
+
+TEST(ResizeTest, Errors) {
+  NDArray x = Empty({1, 2, 3, 3});
+  ExpectInvalid(RunKernel("image.resize2d", {}, {x}), "missing int list attribute 'size'");
+  ExpectInvalid(RunKernel("image.resize2d", {{"size", std::vector<int64_t>{2}}}, {x}),
+                "attribute 'size' must be [height, width] in [0, 2147483648), got [2]");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "cubic", "half_pixel"), {x}),
+                "unsupported method 'cubic': expected one of nearest_neighbor, linear");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "tf_crop_and_resize"), {x}),
+                "unsupported coordinate_transformation_mode 'tf_crop_and_resize'");
+  ExpectInvalid(
+      RunKernel("image.resize2d", ResizeAttrs(2, 2, "nearest_neighbor", "asymmetric", "up"), {x}),
+      "unsupported rounding_method 'up'");
+  Attrs nhwc = ResizeAttrs(2, 2, "linear", "half_pixel");
+  nhwc["layout"] = std::string("NHWC");
+  ExpectInvalid(RunKernel("image.resize2d", nhwc, {x}), "unsupported layout 'NHWC'");
+  ExpectInvalid(
+      RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "half_pixel"), {Empty({2, 3, 3})}),
+      "image.resize2d: data must have rank 4 (NCHW), got shape [2, 3, 3]");
+  ExpectInvalid(
+      RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "half_pixel"), {Empty({1, 2, 0, 3})}),
+      "image.resize2d: cannot resize the empty image [1, 2, 0, 3] to 2 x 2");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "half_pixel"),
+                          {Empty({1, 2, 3, 3}, DType::kU8)}),
+                "unsupported dtype u8 for image.resize2d data: expected f32");
+  ExpectInvalid(CallWithOutputs("image.resize2d", ResizeAttrs(2, 2, "linear", "half_pixel"), {x},
+                                {Empty({1, 2, 3, 3})}),
+                "image.resize2d: output 0 has shape [1, 2, 3, 3], expected [1, 2, 2, 2]");
+  // An empty image resized to nothing is fine.
+  EXPECT_TRUE(
+      RunKernel("image.resize2d", ResizeAttrs(0, 2, "linear", "half_pixel"), {Empty({1, 2, 0, 3})})
+          .ok());
+}
+
+}  // namespace
+}  // namespace dynvm::kernels::testing
