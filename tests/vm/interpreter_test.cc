@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel.h"
@@ -31,7 +33,10 @@ std::shared_ptr<const Executable> LoadProgram(const std::string& name) {
   absl::StatusOr<ExecutableSpec> spec = tools::Assemble(text.str(), options);
   EXPECT_TRUE(spec.ok()) << spec.status();
   if (!spec.ok()) return nullptr;
-  const std::string file = ::testing::TempDir() + "/" + name + ".fbs";
+  // One file per process: ctest runs the cases of this binary in parallel processes,
+  // and one must not read a file another is writing.
+  const std::string file =
+      ::testing::TempDir() + "/" + name + "." + std::to_string(getpid()) + ".fbs";
   absl::Status saved = serializer::SaveExecutable(*spec, file);
   EXPECT_TRUE(saved.ok()) << saved;
   absl::StatusOr<std::shared_ptr<const Executable>> exe =
