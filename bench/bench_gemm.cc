@@ -71,7 +71,6 @@ void BM_GemmDenseGelu(benchmark::State& state) {
   state.counters["GFLOPS"] = Giga(2.0 * m * n * k);
 }
 BENCHMARK(BM_GemmDenseGelu)
-    ->ArgNames({"M", "K", "N"})
     ->Args({128, 768, 3072})
     ->Args({384, 768, 3072})
     ->Args({1, 768, 3072})

@@ -48,7 +48,8 @@ void BM_Attention(benchmark::State& state) {
 BENCHMARK(BM_Attention)->Arg(128)->Arg(384)->UseRealTime();
 
 // A ResNet-50 conv2_x layer, 3x3 64 -> 64 over 56x56 with padding 1, and the 1x1
-// 256 -> 64 that precedes it; both with a bias.
+// 256 -> 64 that precedes it; both with a bias. Arguments: in channels, out channels,
+// kernel size.
 void BM_Conv2d(benchmark::State& state) {
   const int64_t in_c = state.range(0), out_c = state.range(1), k = state.range(2);
   BoundCall call("nn.conv2d", {{"padding", std::vector<int64_t>{k / 2}}},
@@ -58,7 +59,6 @@ void BM_Conv2d(benchmark::State& state) {
   state.counters["GFLOPS"] = Giga(2.0 * out_c * in_c * k * k * 56 * 56);
 }
 BENCHMARK(BM_Conv2d)
-    ->ArgNames({"C", "O", "K"})
     ->Args({64, 64, 3})
     ->Args({256, 64, 1})
     ->UseRealTime();

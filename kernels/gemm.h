@@ -7,7 +7,7 @@
 // (elements between rows). Every term of the epilogue is optional.
 //
 //   GemmF32({.m = m, .n = n, .k = k, .a = x, .lda = k, .b = w, .ldb = k, .trans_b = true,
-//            .c = y, .ldc = n, .bias = b, .activation = Activation::kGelu}, pool);
+//            .c = y, .ldc = n, .bias = b, .activation = Activation::kGeluErf}, pool);
 #ifndef DYNVM_KERNELS_GEMM_H_
 #define DYNVM_KERNELS_GEMM_H_
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "base/status_macros.h"
 
@@ -82,7 +83,11 @@ template <typename T>
 NDArray TensorOf(std::vector<int64_t> shape, std::vector<T> values) {
   NDArray t = *NDArrayObj::Empty(shape, DTypeOf(T{}), MakeNaiveAllocator());
   for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t->num_elements(); ++i) {
-    SetElement(*t, static_cast<int64_t>(i), static_cast<double>(values[i]));
+    if constexpr (std::is_same_v<T, bool>) {
+      SetElement(*t, static_cast<int64_t>(i), values[i] ? 1.0 : 0.0);
+    } else {  // stored as is: an i64 beyond 2^53 must not go through a double
+      t->data_as<T>()[i] = values[i];
+    }
   }
   return t;
 }
