@@ -151,11 +151,12 @@ TEST(GemmTest, EveryTransposeAndEpilogue) {
         for (bool bias : {false, true}) {
           for (Activation act : kActivations) {
             for (Residual res : {Residual::kNone, Residual::kSeparate, Residual::kAliasesC}) {
-              // k = 300 spans two k blocks; 13 x 37 leaves partial tiles in both
-              // directions; 3 rows take the path for a few rows (B read in place).
+              // k = 500 spans two k blocks (of at most 384); 13 x 37 leaves partial
+              // tiles in both directions; 3 rows take the path for a few rows (B read in
+              // place).
               for (int64_t m : {3, 13}) {
                 Check(table,
-                      Case{.m = m, .n = 37, .k = 300, .trans_a = (trans & 1) != 0,
+                      Case{.m = m, .n = 37, .k = 500, .trans_a = (trans & 1) != 0,
                            .trans_b = (trans & 2) != 0, .alpha = alpha, .bias = bias,
                            .activation = act, .residual = res, .pad = 3},
                       pool, rng);
