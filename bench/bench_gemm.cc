@@ -17,6 +17,7 @@
 
 #include "bench/kernel_bench_util.h"
 #include "benchmark/benchmark.h"
+#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/thread_pool.h"
 
@@ -123,7 +124,7 @@ void FmaChains() {
 }
 
 void BM_FmaPeak(benchmark::State& state) {
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+  if (!CpuHasAvx2Fma()) {
     state.SkipWithError("the cpu has no avx2 and fma");
     return;
   }

@@ -4,17 +4,18 @@
 // supports before touching anything compiled with -mavx2.
 #include "kernels/elementwise/ukernels.h"
 
+#include "kernels/cpu_features.h"
+
 namespace dynvm::kernels::elementwise {
 
 const ElementwiseMicrokernels* GetElementwiseMicrokernelsAvx2() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported ? &internal::ElementwiseMicrokernelsAvx2Table() : nullptr;
+  return CpuHasAvx2Fma() ? &internal::ElementwiseMicrokernelsAvx2Table() : nullptr;
 }
 
 const ElementwiseMicrokernels& GetElementwiseMicrokernels() {
   static const ElementwiseMicrokernels* const best = [] {
-    const ElementwiseMicrokernels* avx2 = GetElementwiseMicrokernelsAvx2();
-    return avx2 != nullptr ? avx2 : &GetElementwiseMicrokernelsScalar();
+    return UseAvx2Fma() ? &internal::ElementwiseMicrokernelsAvx2Table()
+                        : &GetElementwiseMicrokernelsScalar();
   }();
   return *best;
 }

@@ -79,7 +79,8 @@ struct ElementwiseMicrokernels {
   void (*vaccmin)(int64_t n, const float* x, float* acc);
 };
 
-// The fastest table this CPU runs, chosen on first call.
+// The table the library uses, chosen on first call: AVX2+FMA when UseAvx2Fma()
+// (kernels/cpu_features.h), else the scalar one.
 const ElementwiseMicrokernels& GetElementwiseMicrokernels();
 // The scalar reference, which runs everywhere.
 const ElementwiseMicrokernels& GetElementwiseMicrokernelsScalar();
@@ -87,8 +88,8 @@ const ElementwiseMicrokernels& GetElementwiseMicrokernelsScalar();
 const ElementwiseMicrokernels* GetElementwiseMicrokernelsAvx2();
 
 namespace internal {
-// The AVX2+FMA table whether or not the CPU runs it; only GetElementwiseMicrokernelsAvx2
-// calls it, after checking.
+// The AVX2+FMA table whether or not the CPU runs it; reach it through the functions
+// above, which check.
 const ElementwiseMicrokernels& ElementwiseMicrokernelsAvx2Table();
 }  // namespace internal
 

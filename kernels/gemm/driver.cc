@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
 
@@ -275,14 +276,7 @@ void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 }  // namespace
 
 const GemmKernels& BestGemmKernels() {
-  static const GemmKernels& kernels = []() -> const GemmKernels& {
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      return Avx2FmaGemmKernels();
-    }
-#endif
-    return ScalarGemmKernels();
-  }();
+  static const GemmKernels& kernels = UseAvx2Fma() ? Avx2FmaGemmKernels() : ScalarGemmKernels();
   return kernels;
 }
 

@@ -80,7 +80,8 @@ struct GemmKernels {
 const GemmKernels& ScalarGemmKernels();
 // The AVX2+FMA table. Call only when the CPU supports AVX2 and FMA.
 const GemmKernels& Avx2FmaGemmKernels();
-// The best table for this CPU, chosen on first use.
+// The table GemmF32 uses, chosen on first use: AVX2+FMA when UseAvx2Fma()
+// (kernels/cpu_features.h), else the scalar one.
 const GemmKernels& BestGemmKernels();
 
 // GemmF32 on the given table (for tests and benchmarks of a specific ISA).

@@ -4,17 +4,17 @@
 // supports before touching anything compiled with -mavx2.
 #include "kernels/nn/ukernels.h"
 
+#include "kernels/cpu_features.h"
+
 namespace dynvm::kernels::nn {
 
 const NnMicrokernels* GetNnMicrokernelsAvx2() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported ? &internal::NnMicrokernelsAvx2Table() : nullptr;
+  return CpuHasAvx2Fma() ? &internal::NnMicrokernelsAvx2Table() : nullptr;
 }
 
 const NnMicrokernels& GetNnMicrokernels() {
   static const NnMicrokernels* const best = [] {
-    const NnMicrokernels* avx2 = GetNnMicrokernelsAvx2();
-    return avx2 != nullptr ? avx2 : &GetNnMicrokernelsScalar();
+    return UseAvx2Fma() ? &internal::NnMicrokernelsAvx2Table() : &GetNnMicrokernelsScalar();
   }();
   return *best;
 }

@@ -71,7 +71,8 @@ struct NnMicrokernels {
   void (*gru_gates)(int64_t n, const float* gi, const float* gh, const float* h, float* h_out);
 };
 
-// The fastest table this CPU runs, chosen on first call.
+// The table the library uses, chosen on first call: AVX2+FMA when UseAvx2Fma()
+// (kernels/cpu_features.h), else the scalar one.
 const NnMicrokernels& GetNnMicrokernels();
 // The scalar reference, which runs everywhere.
 const NnMicrokernels& GetNnMicrokernelsScalar();
@@ -79,7 +80,8 @@ const NnMicrokernels& GetNnMicrokernelsScalar();
 const NnMicrokernels* GetNnMicrokernelsAvx2();
 
 namespace internal {
-// The AVX2+FMA table itself, whatever the CPU: reach it through GetNnMicrokernelsAvx2.
+// The AVX2+FMA table itself, whatever the CPU: reach it through the functions above,
+// which check.
 const NnMicrokernels& NnMicrokernelsAvx2Table();
 }  // namespace internal
 

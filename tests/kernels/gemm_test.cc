@@ -12,13 +12,16 @@
 // of the bias and residual additions.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/thread_pool.h"
@@ -55,7 +58,7 @@ struct Case {
 std::vector<const GemmKernels*> Tables() {
   std::vector<const GemmKernels*> tables = {&internal::ScalarGemmKernels()};
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if (CpuHasAvx2Fma()) {
     tables.push_back(&internal::Avx2FmaGemmKernels());
   }
 #endif
@@ -217,11 +220,11 @@ TEST(GemmTest, KZeroAppliesTheEpilogueToZeros) {
   }
 }
 
-TEST(GemmTest, BestTableMatchesTheCpu) {
-#if defined(__x86_64__)
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  EXPECT_STREQ(internal::BestGemmKernels().name, avx2 ? "avx2_fma" : "scalar");
-#endif
+TEST(GemmTest, BestTableMatchesTheCpuAndDynvmIsa) {
+  EXPECT_STREQ(internal::BestGemmKernels().name, UseAvx2Fma() ? "avx2_fma" : "scalar");
+  const char* isa = std::getenv("DYNVM_ISA");
+  const bool forced_scalar = isa != nullptr && std::string_view(isa) == "scalar";
+  EXPECT_EQ(UseAvx2Fma(), CpuHasAvx2Fma() && !forced_scalar);
 }
 
 // The vectorised epilogues' activations on extreme and random inputs, one per column

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu_features.h"
 #include "kernels/nn/ukernels.h"
 
 namespace dynvm::kernels::nn {
@@ -53,9 +54,10 @@ class NnUkernelsTest : public ::testing::TestWithParam<const NnMicrokernels*> {
   const NnMicrokernels& uk() const { return *GetParam(); }
 };
 
-TEST_P(NnUkernelsTest, ChosenTableIsTheBest) {
+TEST_P(NnUkernelsTest, ChosenTableFollowsUseAvx2Fma) {
   EXPECT_EQ(&GetNnMicrokernels(),
-            GetNnMicrokernelsAvx2() ? GetNnMicrokernelsAvx2() : &GetNnMicrokernelsScalar());
+            UseAvx2Fma() ? GetNnMicrokernelsAvx2() : &GetNnMicrokernelsScalar());
+  EXPECT_EQ(GetNnMicrokernelsAvx2() != nullptr, CpuHasAvx2Fma());
 }
 
 TEST_P(NnUkernelsTest, Reductions) {
