@@ -123,6 +123,15 @@ absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view n
   return GetStringAttr(attrs, name);
 }
 
+absl::StatusOr<bool> GetBoolAttr(const Attrs& attrs, std::string_view name, bool fallback) {
+  DYNVM_ASSIGN_OR_RETURN(const int64_t value, GetIntAttr(attrs, name, fallback ? 1 : 0));
+  if (value != 0 && value != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("attribute '%s' must be 0 or 1, got %d", name, value));
+  }
+  return value == 1;
+}
+
 absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name) {
   return GetAttr<std::vector<int64_t>>(attrs, name, "an", "int list");
 }

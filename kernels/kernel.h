@@ -145,6 +145,8 @@ class KernelRegistry {
 // the attribute is absent. A float attribute also accepts an int value.
 absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name);
 absl::StatusOr<int64_t> GetIntAttr(const Attrs& attrs, std::string_view name, int64_t fallback);
+// A boolean attribute (Relay's bools arrive as ints): 0 or 1, else InvalidArgument.
+absl::StatusOr<bool> GetBoolAttr(const Attrs& attrs, std::string_view name, bool fallback);
 absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name);
 absl::StatusOr<double> GetFloatAttr(const Attrs& attrs, std::string_view name, double fallback);
 absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view name);

@@ -185,8 +185,8 @@ absl::StatusOr<std::shared_ptr<const void>> BindMatmul(const Attrs& attrs) {
     DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"transpose_a", "transpose_b", "out_dtype"}));
   }
   DYNVM_RETURN_IF_ERROR(CheckOutDTypeAttr(attrs));
-  DYNVM_ASSIGN_OR_RETURN(const bool ta, nn::GetBoolAttr(attrs, "transpose_a", false));
-  DYNVM_ASSIGN_OR_RETURN(const bool tb, nn::GetBoolAttr(attrs, "transpose_b", kTransposeB));
+  DYNVM_ASSIGN_OR_RETURN(const bool ta, GetBoolAttr(attrs, "transpose_a", false));
+  DYNVM_ASSIGN_OR_RETURN(const bool tb, GetBoolAttr(attrs, "transpose_b", kTransposeB));
   DYNVM_ASSIGN_OR_RETURN(const int64_t units, GetUnitsAttr(attrs));
   return std::make_shared<const MatmulState>(MatmulState{kOp, kPromote, ta, tb, units});
 }
@@ -316,15 +316,15 @@ struct GemmState {
 absl::StatusOr<std::shared_ptr<const void>> BindGemm(const Attrs& attrs) {
   DYNVM_RETURN_IF_ERROR(
       CheckKnownAttrs(attrs, {"trans_a", "trans_b", "alpha", "activation", "residual"}));
-  DYNVM_ASSIGN_OR_RETURN(const bool trans_a, nn::GetBoolAttr(attrs, "trans_a", false));
-  DYNVM_ASSIGN_OR_RETURN(const bool trans_b, nn::GetBoolAttr(attrs, "trans_b", false));
+  DYNVM_ASSIGN_OR_RETURN(const bool trans_a, GetBoolAttr(attrs, "trans_a", false));
+  DYNVM_ASSIGN_OR_RETURN(const bool trans_b, GetBoolAttr(attrs, "trans_b", false));
   DYNVM_ASSIGN_OR_RETURN(const double alpha, GetFloatAttr(attrs, "alpha", 1.0));
   if (!(std::fabs(alpha) <= std::numeric_limits<float>::max())) {  // NaN fails too
     return absl::InvalidArgumentError(
         absl::StrFormat("attribute 'alpha' must be a finite f32, got %g", alpha));
   }
   DYNVM_ASSIGN_OR_RETURN(const Activation activation, GetActivationAttr(attrs));
-  DYNVM_ASSIGN_OR_RETURN(const bool residual, nn::GetBoolAttr(attrs, "residual", false));
+  DYNVM_ASSIGN_OR_RETURN(const bool residual, GetBoolAttr(attrs, "residual", false));
   return std::make_shared<const GemmState>(
       GemmState{trans_a, trans_b, static_cast<float>(alpha), activation, residual});
 }

@@ -93,16 +93,6 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> GetAxisAttr(const Attrs& att
   return absl::InvalidArgumentError("attribute 'axis' must be an int or an int list");
 }
 
-// A 0/1 attribute, false when absent.
-absl::StatusOr<bool> GetFlagAttr(const Attrs& attrs, std::string_view name) {
-  DYNVM_ASSIGN_OR_RETURN(const int64_t v, GetIntAttr(attrs, name, 0));
-  if (v != 0 && v != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("attribute '%s' must be 0 or 1, got %d", name, v));
-  }
-  return v == 1;
-}
-
 absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs& attrs) {
   if (IsArg(spec.kind)) {
     DYNVM_RETURN_IF_ERROR(
@@ -112,9 +102,9 @@ absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs
   }
   ReduceState state{&spec, std::nullopt, false, false, false};
   DYNVM_ASSIGN_OR_RETURN(state.axes, GetAxisAttr(attrs));
-  DYNVM_ASSIGN_OR_RETURN(state.keepdims, GetFlagAttr(attrs, "keepdims"));
-  DYNVM_ASSIGN_OR_RETURN(state.exclude, GetFlagAttr(attrs, "exclude"));
-  DYNVM_ASSIGN_OR_RETURN(state.select_last, GetFlagAttr(attrs, "select_last_index"));
+  DYNVM_ASSIGN_OR_RETURN(state.keepdims, GetBoolAttr(attrs, "keepdims", false));
+  DYNVM_ASSIGN_OR_RETURN(state.exclude, GetBoolAttr(attrs, "exclude", false));
+  DYNVM_ASSIGN_OR_RETURN(state.select_last, GetBoolAttr(attrs, "select_last_index", false));
   return state;
 }
 
@@ -619,8 +609,8 @@ absl::StatusOr<std::shared_ptr<const void>> BindCumsum(const Attrs& attrs) {
   if (attrs.contains("axis")) {
     DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis"));
   }
-  DYNVM_ASSIGN_OR_RETURN(state.exclusive, GetFlagAttr(attrs, "exclusive"));
-  DYNVM_ASSIGN_OR_RETURN(state.reverse, GetFlagAttr(attrs, "reverse"));
+  DYNVM_ASSIGN_OR_RETURN(state.exclusive, GetBoolAttr(attrs, "exclusive", false));
+  DYNVM_ASSIGN_OR_RETURN(state.reverse, GetBoolAttr(attrs, "reverse", false));
   return std::shared_ptr<const void>(std::make_shared<CumsumState>(state));
 }
 

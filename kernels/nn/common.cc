@@ -24,15 +24,6 @@ constexpr int64_t kAxisTile = 16;
 
 }  // namespace
 
-absl::StatusOr<bool> GetBoolAttr(const Attrs& attrs, std::string_view name, bool fallback) {
-  DYNVM_ASSIGN_OR_RETURN(const int64_t value, GetIntAttr(attrs, name, fallback ? 1 : 0));
-  if (value != 0 && value != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("attribute '%s' must be 0 or 1, got %d", name, value));
-  }
-  return value == 1;
-}
-
 absl::StatusOr<std::vector<int64_t>> GetSpatialAttr(const Attrs& attrs, std::string_view name,
                                                     int rank, int64_t fallback, int64_t min) {
   DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> values, GetIntsAttr(attrs, name, {fallback}));

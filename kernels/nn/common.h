@@ -34,8 +34,6 @@ inline constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
 // ---------------------------------------------------------------------------------------
 // Attributes
 
-// A boolean attribute (Relay's bools arrive as ints): 0 or 1, else InvalidArgument.
-absl::StatusOr<bool> GetBoolAttr(const Attrs& attrs, std::string_view name, bool fallback);
 // An int list attribute of `rank` values, each in [min, kMaxWindowAttr); a single value
 // stands for all `rank`. `fallback` (one value) when absent.
 absl::StatusOr<std::vector<int64_t>> GetSpatialAttr(const Attrs& attrs, std::string_view name,

@@ -41,8 +41,8 @@ absl::StatusOr<std::shared_ptr<const void>> BindNorm(const Attrs& attrs, int64_t
   NormState state;
   DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis", default_axis));
   DYNVM_ASSIGN_OR_RETURN(state.epsilon, nn::GetEpsilonAttr(attrs, 1e-5));
-  DYNVM_ASSIGN_OR_RETURN(state.center, nn::GetBoolAttr(attrs, "center", true));
-  DYNVM_ASSIGN_OR_RETURN(state.scale, nn::GetBoolAttr(attrs, "scale", true));
+  DYNVM_ASSIGN_OR_RETURN(state.center, GetBoolAttr(attrs, "center", true));
+  DYNVM_ASSIGN_OR_RETURN(state.scale, GetBoolAttr(attrs, "scale", true));
   return std::make_shared<const NormState>(state);
 }
 

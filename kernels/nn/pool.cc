@@ -67,10 +67,10 @@ absl::StatusOr<std::shared_ptr<const void>> BindPool(const Attrs& attrs) {
   PoolState state;
   state.h = {size[0], strides[0], dilation[0], padding[0], padding[2]};
   state.w = {size[1], strides[1], dilation[1], padding[1], padding[3]};
-  DYNVM_ASSIGN_OR_RETURN(state.ceil_mode, nn::GetBoolAttr(attrs, "ceil_mode", false));
+  DYNVM_ASSIGN_OR_RETURN(state.ceil_mode, GetBoolAttr(attrs, "ceil_mode", false));
   if constexpr (!kMax) {
     DYNVM_ASSIGN_OR_RETURN(state.count_include_pad,
-                           nn::GetBoolAttr(attrs, "count_include_pad", false));
+                           GetBoolAttr(attrs, "count_include_pad", false));
   }
   return std::make_shared<const PoolState>(state);
 }
