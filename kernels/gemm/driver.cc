@@ -22,12 +22,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
+#include "kernels/internal/scratch.h"
 
 namespace dynvm::kernels {
 namespace internal {
@@ -60,25 +60,6 @@ constexpr int64_t kMaxPackedA = int64_t{1} << 22;
 constexpr int64_t kSmallM = 8;
 constexpr int64_t kSmallRows = 4;
 constexpr int64_t kSmallCols = 256;
-
-// A growable, 64-byte aligned, per-thread scratch buffer.
-class Scratch {
- public:
-  ~Scratch() { std::free(data_); }
-  float* Get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) & ~size_t{63};
-    if (bytes > capacity_) {
-      std::free(data_);
-      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
-      capacity_ = bytes;
-    }
-    return data_;
-  }
-
- private:
-  float* data_ = nullptr;
-  size_t capacity_ = 0;
-};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -141,10 +122,10 @@ struct ResidualView {
 // `scratch` when it shares memory with C and partial sums of several k blocks will
 // overwrite C before the epilogue reads it.
 ResidualView TaskResidual(const GemmArgs& g, const KBlocks& kb, int64_t m0, int64_t m1,
-                          int64_t n0, int64_t n1, Scratch& scratch) {
+                          int64_t n0, int64_t n1, ScratchBuffer& scratch) {
   if (kb.count == 1 || !ResidualOverlapsC(g)) return {g.residual, g.ldr, 0, 0};
   const int64_t ld = n1 - n0;
-  float* copy = scratch.Get((m1 - m0) * ld);
+  float* copy = scratch.As<float>((m1 - m0) * ld);
   for (int64_t i = m0; i < m1; ++i) {
     std::memcpy(copy + (i - m0) * ld, g.residual + i * g.ldr + n0, ld * sizeof(float));
   }
@@ -180,9 +161,9 @@ void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
 // Computes C[m0:m1, n0:n1] from the packed A.
 void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, const float* a_pack,
              int64_t m_pad, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  thread_local Scratch b_scratch, residual_scratch;
+  thread_local ScratchBuffer b_scratch, residual_scratch;
   const int64_t nc_max = std::min(kNcMax, CeilDiv(n1 - n0, kern.nr) * kern.nr);
-  float* b_pack = b_scratch.Get(kb.kc_max * nc_max);
+  float* b_pack = b_scratch.As<float>(kb.kc_max * nc_max);
   const ResidualView residual = TaskResidual(g, kb, m0, m1, n0, n1, residual_scratch);
   GemmTile t{};
   t.alpha = g.alpha;
@@ -204,11 +185,11 @@ void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, cons
 // GemmF32With for at most kMaxPackedA / k rows: packs A (in parallel when large), then
 // runs the tasks.
 void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
-  thread_local Scratch a_scratch;
+  thread_local ScratchBuffer a_scratch;
   const KBlocks kb(g.k);
   const int64_t m_panels = CeilDiv(g.m, kern.mr), n_panels = CeilDiv(g.n, kern.nr);
   const int64_t m_pad = m_panels * kern.mr;
-  float* a_pack = a_scratch.Get(m_pad * std::max<int64_t>(g.k, 1));
+  float* a_pack = a_scratch.As<float>(m_pad * std::max<int64_t>(g.k, 1));
   // Packing streams A from memory: split it as soon as a chunk has ~16K elements.
   const int64_t pack_grain = CeilDiv(kMinPackWork, kern.mr * std::max<int64_t>(g.k, 1));
   pool.ParallelFor(m_panels, pack_grain, [&](int64_t begin, int64_t end) {
@@ -241,11 +222,11 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 // in parallel over column blocks; then the epilogue on each block's sums.
 void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   // The kernels read A by rows: copy a transposed A (m x k floats at most) first.
-  thread_local Scratch a_scratch;
+  thread_local ScratchBuffer a_scratch;
   const float* a = g.a;
   int64_t lda = g.lda;
   if (g.trans_a) {
-    float* rows = a_scratch.Get(g.m * g.k);
+    float* rows = a_scratch.As<float>(g.m * g.k);
     for (int64_t p = 0; p < g.k; ++p) {
       for (int64_t i = 0; i < g.m; ++i) rows[i * g.k + p] = g.a[p * g.lda + i];
     }
@@ -254,8 +235,8 @@ void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   }
   const int64_t grain = std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1)));
   pool.ParallelFor(g.n, grain, [&](int64_t begin, int64_t end) {
-    thread_local Scratch sums_scratch;
-    float* sums = sums_scratch.Get(kSmallRows * kSmallCols);
+    thread_local ScratchBuffer sums_scratch;
+    float* sums = sums_scratch.As<float>(kSmallRows * kSmallCols);
     for (int64_t j = begin; j < end; j += kSmallCols) {
       const int64_t nc = std::min(kSmallCols, end - j);
       const float* b = g.trans_b ? g.b + j * g.ldb : g.b + j;

@@ -2,9 +2,9 @@
 // columns, attention score blocks, recurrent gate pre-activations, pooling and resize
 // tables.
 //
-// A buffer grows when a request exceeds every earlier one on its thread and is reused
-// otherwise, so a server in steady state allocates nothing per call. Buffers live until
-// their thread exits. Two slots keep the two lifetimes of a call apart: kCall for what
+// Each slot is an internal::ScratchBuffer per thread (kernels/internal/scratch.h): it
+// grows when a request exceeds every earlier one and is reused otherwise, so a server in
+// steady state allocates nothing per call. Buffers live until their thread exits. Two slots keep the two lifetimes of a call apart: kCall for what
 // the calling thread sets up before a ParallelFor and its tasks read, kTask for what one
 // task uses alone (the calling thread runs tasks too).
 //
