@@ -74,12 +74,7 @@ TEST(ArangeTest, IntegersAndFloats) {
   CheckArange<int32_t>(0, 100000, 1, DType::kI32);  // long enough for the pool
 }
 
-// An i64 scalar holding `v` exactly (TensorOf goes through double).
-NDArray I64(int64_t v) {
-  NDArray t = EmptyTensor({}, DType::kI64);
-  *t->data_as<int64_t>() = v;
-  return t;
-}
+NDArray I64(int64_t v) { return TensorOf<int64_t>({}, {v}); }
 
 TEST(ArangeTest, ExtremeIntegerBoundsDoNotOverflow) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();

@@ -36,8 +36,8 @@ inline NDArray EmptyTensor(const std::vector<int64_t>& shape, DType dtype) {
   return *NDArrayObj::Empty(shape, dtype, MakeNaiveAllocator());
 }
 
-// A tensor whose elements have distinct, random bit patterns (whatever the dtype), so
-// that a misplaced element is always noticed.
+// A tensor of random bit patterns (whatever the dtype), so that a misplaced element is
+// noticed unless it happens to equal the right one (likely only for 1-byte dtypes).
 inline NDArray RandomBits(const std::vector<int64_t>& shape, DType dtype, std::mt19937& rng) {
   NDArray t = EmptyTensor(shape, dtype);
   auto* p = static_cast<unsigned char*>(t->data());

@@ -310,7 +310,11 @@ TEST(OneHotTest, RandomShapesAxesAndDTypes) {
     // Negative and too-large indices give a row of off values.
     NDArray indices = RandomIndices(ishape, -2, depth + 2, iter % 2 == 0, rng);
     for (DType dtype : {DType::kF32, DType::kI64, DType::kBool, DType::kF16}) {
-      NDArray on = RandomTensor({}, dtype, rng, 1, 9), off = RandomTensor({}, dtype, rng, -9, 0);
+      // Bool on and off must differ, or a misplaced hot element would go unnoticed.
+      NDArray on = dtype == DType::kBool ? TensorOf<bool>({}, {true})
+                                         : RandomTensor({}, dtype, rng, 1, 9);
+      NDArray off = dtype == DType::kBool ? TensorOf<bool>({}, {false})
+                                          : RandomTensor({}, dtype, rng, -9, 0);
       const int64_t attr_axis = iter % 2 ? axis : axis - rank - 1;
       auto r = RunKernel(
           "one_hot",

@@ -1,6 +1,8 @@
 #include "tests/kernels/kernel_test_util.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -60,11 +62,17 @@ void SetElement(NDArrayObj& t, int64_t i, double v) {
       t.data_as<uint16_t>()[i] = static_cast<uint16_t>(bits >> 16);  // exact for test data
       break;
     }
-    case DType::kI8: t.data_as<int8_t>()[i] = static_cast<int8_t>(v); break;
-    case DType::kI16: t.data_as<int16_t>()[i] = static_cast<int16_t>(v); break;
-    case DType::kI32: t.data_as<int32_t>()[i] = static_cast<int32_t>(v); break;
+    // Narrower integers through int64, which wraps them (a double out of the target's
+    // range converted directly would be undefined: u8 data drawn from [-9, 9), say).
+    case DType::kI8: t.data_as<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
+    case DType::kI16:
+      t.data_as<int16_t>()[i] = static_cast<int16_t>(static_cast<int64_t>(v));
+      break;
+    case DType::kI32:
+      t.data_as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v));
+      break;
     case DType::kI64: t.data_as<int64_t>()[i] = static_cast<int64_t>(v); break;
-    case DType::kU8: t.data_as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::kU8: t.data_as<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int64_t>(v)); break;
     case DType::kBool: t.data_as<uint8_t>()[i] = v != 0.0 ? 1 : 0; break;
   }
 }
@@ -82,7 +90,12 @@ DType DTypeOf(int8_t) { return DType::kI8; }
 template <typename T>
 NDArray TensorOf(std::vector<int64_t> shape, std::vector<T> values) {
   NDArray t = *NDArrayObj::Empty(shape, DTypeOf(T{}), MakeNaiveAllocator());
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t->num_elements(); ++i) {
+  if (static_cast<int64_t>(values.size()) != t->num_elements()) {  // a typo in a test
+    std::fprintf(stderr, "TensorOf: %zu values for shape %s\n", values.size(),
+                 ShapeToString(shape).c_str());
+    std::abort();
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
     if constexpr (std::is_same_v<T, bool>) {
       SetElement(*t, static_cast<int64_t>(i), values[i] ? 1.0 : 0.0);
     } else {  // stored as is: an i64 beyond 2^53 must not go through a double

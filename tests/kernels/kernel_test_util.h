@@ -20,7 +20,8 @@
 
 namespace dynvm::kernels::testing {
 
-// A tensor of `shape` holding `values` (converted to `T`'s dtype), row-major.
+// A tensor of `shape` holding `values` (stored as they are; bool as 0/1), row-major.
+// Aborts unless there is exactly one value per element.
 template <typename T>
 NDArray TensorOf(std::vector<int64_t> shape, std::vector<T> values);
 

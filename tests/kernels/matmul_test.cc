@@ -114,7 +114,7 @@ TEST(DenseTest, MatchesReferenceOnRandomShapes) {
     const NDArray x = RandomTensor(x_shape, DType::kF32, rng);
     const NDArray w = RandomTensor({n, k}, DType::kF32, rng);
     const NDArray bias = RandomTensor({n}, DType::kF32, rng);
-    const bool with_bias = iter % 2 == 0;
+    const bool with_bias = (iter / 4) % 2 == 0;  // every activation with and without
     const std::string activation = kActivations[iter % 4];
     SCOPED_TRACE(::testing::Message() << ShapeToString(x->shape()) << " n=" << n << " bias="
                                       << with_bias << " " << activation);
@@ -307,9 +307,10 @@ TEST(MatmulTest, Errors) {
 TEST(GemmKernelTest, EveryEpilogue) {
   std::mt19937 rng(8);
   ThreadPool two(2);
-  for (int iter = 0; iter < 48; ++iter) {
+  const char* const kActs[] = {"none", "relu", "gelu", "gelu_tanh"};
+  for (int iter = 0; iter < 64; ++iter) {
     const bool ta = iter & 1, tb = iter & 2, with_bias = iter & 4, with_residual = iter & 8;
-    const std::string activation = iter & 16 ? "gelu_tanh" : (iter & 32 ? "relu" : "none");
+    const std::string activation = kActs[iter >> 4];
     const int64_t m = RandomInt(rng, 0, 30), k = RandomInt(rng, 0, 300), n = RandomInt(rng, 0, 40);
     const double alpha = iter % 3 == 0 ? 1.0 : -0.5;
     SCOPED_TRACE(::testing::Message() << "m=" << m << " k=" << k << " n=" << n << " iter=" << iter);

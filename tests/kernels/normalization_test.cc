@@ -147,6 +147,7 @@ TEST(LayerNormTest, EmptyTensorsWithHugeExtents) {
   EXPECT_EQ((*out)[0]->num_elements(), 0);
   out = RunKernel("nn.batch_norm", {{"axis", int64_t{0}}}, {x, p, p, p, p});
   ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0]->num_elements(), 0);
 }
 
 TEST(LayerNormTest, Errors) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -96,9 +97,18 @@ TEST(SoftmaxTest, InnerAxesWiderThanOneTile) {
 
 TEST(SoftmaxTest, OneThreadAgreesWithThePool) {
   std::mt19937 rng(14);
-  ThreadPool one(1);
-  CheckSoftmax(RandomTensor({12, 64, 64}, DType::kF32, rng), -1, &one);
-  CheckSoftmax(RandomTensor({12, 64, 64}, DType::kF32, rng), 1, &one);
+  ThreadPool one(1), four(4);
+  for (int64_t axis : {-1, 1}) {
+    const NDArray x = RandomTensor({12, 64, 64}, DType::kF32, rng);
+    CheckSoftmax(x, axis, &one);
+    CheckSoftmax(x, axis, &four);
+    // Slices are independent, so the split over threads changes no bit.
+    auto alone = RunKernel("nn.softmax", {{"axis", axis}}, {x}, {}, 1, &one);
+    auto pooled = RunKernel("nn.softmax", {{"axis", axis}}, {x}, {}, 1, &four);
+    ASSERT_TRUE(alone.ok() && pooled.ok());
+    EXPECT_EQ(std::memcmp((*alone)[0]->data(), (*pooled)[0]->data(), (*alone)[0]->nbytes()), 0)
+        << "axis " << axis;
+  }
 }
 
 TEST(SoftmaxTest, LargeInputsDoNotOverflow) {

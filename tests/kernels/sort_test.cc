@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -23,6 +24,18 @@ namespace dynvm::kernels::testing {
 namespace {
 
 using Ints = std::vector<int64_t>;
+
+// Whole numbers in [lo, hi) as `dtype`, floats included, so that values tie in every
+// dtype; all equal to lo when hi == lo + 1.
+NDArray RandomIntegers(const Ints& shape, DType dtype, std::mt19937& rng, int64_t lo,
+                       int64_t hi) {
+  NDArray ints = RandomTensor(shape, DType::kI64, rng, static_cast<double>(lo),
+                              static_cast<double>(hi));
+  if (dtype == DType::kI64) return ints;
+  auto cast = RunKernel("cast", {{"dtype", std::string(DTypeName(dtype))}}, {ints}, {dtype});
+  EXPECT_TRUE(cast.ok()) << cast.status();
+  return (*cast)[0];
+}
 
 // `a` before `b`: NaN last going up, first going down.
 bool RefBefore(double a, double b, bool ascending) {
@@ -98,7 +111,7 @@ TEST(TopKTest, RandomShapesTiesAndDirections) {
     const bool i64 = iter % 3 == 0;
     SCOPED_TRACE(absl::StrFormat("%s axis %d k %d asc %d %s", ShapeToString(shape), axis, k,
                                  ascending, DTypeName(dtype)));
-    NDArray data = RandomTensor(shape, dtype, rng, -3, 3);  // few distinct values: ties
+    NDArray data = RandomIntegers(shape, dtype, rng, -3, 3);  // few distinct values: ties
     auto r = RunKernel("topk",
                        {{"k", k},
                         {"axis", int64_t{axis}},
@@ -141,7 +154,7 @@ TEST(ArgsortTest, RandomShapesStable) {
     const int axis = static_cast<int>(rng() % rank);
     const bool ascending = iter % 3 != 0;
     const DType dtype = iter % 2 ? DType::kF32 : DType::kI64;
-    NDArray data = RandomTensor(shape, dtype, rng, -4, 4);
+    NDArray data = RandomIntegers(shape, dtype, rng, -4, 4);
     Attrs attrs = {{"axis", int64_t{axis - (iter % 4 == 0 ? rank : 0)}},
                    {"dtype", std::string("i64")}};
     if (!ascending) attrs["is_ascend"] = int64_t{0};
@@ -231,8 +244,8 @@ TEST(UniqueTest, RandomDataSortedAndNot) {
     const bool sorted = iter % 2 == 0;
     const DType dtype =
         std::vector<DType>{DType::kI32, DType::kF32, DType::kI64, DType::kF64}[iter % 4];
-    const double range = iter % 7 == 0 ? 1 : 6;  // all equal sometimes
-    NDArray data = RandomTensor({n}, dtype, rng, -range, range);
+    const int64_t hi = iter % 7 == 0 ? -5 : 6;  // all equal (-6) sometimes
+    NDArray data = RandomIntegers({n}, dtype, rng, -6, hi);
     const RefUnique want = Unique(Values(data), sorted);
     const DType idx = iter % 3 == 0 ? DType::kI32 : DType::kI64;
     auto r = RunKernel("unique", {{"sorted", int64_t{sorted}}}, {data}, {dtype, idx, idx, idx});
