@@ -19,6 +19,7 @@
 #include "benchmark/benchmark.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
+#include "kernels/internal/scratch.h"
 #include "kernels/thread_pool.h"
 
 namespace dynvm::kernels::bench {
@@ -26,12 +27,20 @@ namespace {
 
 // C[M, N] = A[M, K] · B[K, N], row-major and untransposed like torch.mm, so that the
 // figures compare with shared/peers/bench_gemm.py.
-void GemmBenchmark(benchmark::State& state, int threads) {
+// With `packed_b`, B is packed once ahead (GemmPackB), as for a model's weights.
+void GemmBenchmark(benchmark::State& state, int threads, bool packed_b = false) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2);
   std::vector<float> c(m * n);
-  const GemmArgs args{.m = m, .n = n, .k = k, .a = a.data(), .lda = k, .b = b.data(),
-                      .ldb = n, .c = c.data(), .ldc = n};
+  GemmArgs args{.m = m, .n = n, .k = k, .a = a.data(), .lda = k, .b = b.data(), .ldb = n,
+                .c = c.data(), .ldc = n};
+  internal::ScratchBuffer packed;
+  if (packed_b) {
+    float* panels = packed.As<float>(GemmPackedBSize(k, n));
+    GemmPackB(k, n, b.data(), n, /*trans_b=*/false, panels);
+    args.b = panels;
+    args.b_packed = true;
+  }
   ThreadPool& pool = BenchPool(threads);
   for (auto _ : state) {
     GemmF32(args, pool);
@@ -42,6 +51,9 @@ void GemmBenchmark(benchmark::State& state, int threads) {
 
 void BM_Gemm(benchmark::State& state) { GemmBenchmark(state, /*threads=*/2); }
 void BM_GemmOneThread(benchmark::State& state) { GemmBenchmark(state, /*threads=*/1); }
+void BM_GemmPackedB(benchmark::State& state) {
+  GemmBenchmark(state, /*threads=*/2, /*packed_b=*/true);
+}
 
 // The shapes of BERT-base's projections (seq 128 and 384), a single-row GEMV, and a
 // cube; the benchmarks are named BM_Gemm/M/K/N.
@@ -54,6 +66,7 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Gemm)->Apply(GemmShapes);
 BENCHMARK(BM_GemmOneThread)->Apply(GemmShapes);
+BENCHMARK(BM_GemmPackedB)->Apply(GemmShapes);
 
 // nn.dense as BERT's feed-forward layer runs it: W[N, K] transposed, bias and GELU fused
 // into the epilogue (2 threads).

@@ -29,9 +29,10 @@ struct GemmArgs {
   const float* a = nullptr;   // m x k, or k x m when trans_a
   int64_t lda = 0;
   bool trans_a = false;
-  const float* b = nullptr;   // k x n, or n x k when trans_b
+  const float* b = nullptr;   // k x n, or n x k when trans_b, or packed (b_packed)
   int64_t ldb = 0;
   bool trans_b = false;
+  bool b_packed = false;      // b is op(B) as GemmPackB packed it; ldb, trans_b unused
   float* c = nullptr;         // m x n, written (not accumulated into)
   int64_t ldc = 0;
   float alpha = 1.0f;         // scales the product before the epilogue
@@ -45,6 +46,21 @@ struct GemmArgs {
 // Arguments are assumed valid (kernel wrappers check shapes): m, n, k >= 0 and leading
 // dimensions at least the row lengths. k == 0 gives the epilogue applied to zeros.
 void GemmF32(const GemmArgs& args, ThreadPool& pool);
+
+// Constant operands (weights) can be packed once into the layout the micro-kernels read,
+// so that products with them skip packing B (about 8% of a GEMM's time at BERT's
+// shapes): op(B) as ceil(n / kGemmPanelWidth) panels of k x kGemmPanelWidth floats,
+// panel q holding columns [16 q, 16 q + 16) row by row, zeros past column n (the layout
+// TVM calls NC16n for a dense weight, padded). Every instruction set reads this layout.
+inline constexpr int64_t kGemmPanelWidth = 16;
+
+// The number of floats GemmPackB writes for a k x n op(B).
+int64_t GemmPackedBSize(int64_t k, int64_t n);
+
+// Packs op(B) (k x n; b[p * ldb + j], or b[j * ldb + p] when trans_b) into `dst`, which
+// holds GemmPackedBSize(k, n) floats (best 64-byte aligned). Pass the result as
+// GemmArgs::b with b_packed set.
+void GemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, float* dst);
 
 // The plain reference: three loops in double precision, one thread. For tests.
 void GemmF32Reference(const GemmArgs& args);

@@ -24,7 +24,10 @@ void GemmF32Reference(const GemmArgs& g) {
       double sum = 0.0;
       for (int64_t p = 0; p < g.k; ++p) {
         const float a = g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
-        const float b = g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
+        const float b = g.b_packed ? g.b[(j / kGemmPanelWidth * g.k + p) * kGemmPanelWidth +
+                                         j % kGemmPanelWidth]
+                        : g.trans_b ? g.b[j * g.ldb + p]
+                                    : g.b[p * g.ldb + j];
         sum += static_cast<double>(a) * b;
       }
       float v = g.alpha * static_cast<float>(sum);

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """BM_Gemm against torch.mm, interleaved: rounds of shared/peers/bench_gemm.py and of
-build/bin/bench_kernels' BM_Gemm and BM_FmaPeak/2, alternating, so that all see the same
-phases of a shared machine's noise. Prints, per shape, the median GFLOPS of each over
-the rounds, the median of the per-round ratios (ours / torch) and BM_Gemm's median
-share of BM_FmaPeak/2, all on 2 threads.
+build/bin/bench_kernels' BM_Gemm, BM_GemmPackedB and BM_FmaPeak/2, alternating, so that
+all see the same phases of a shared machine's noise. Prints, per shape, the median
+GFLOPS of each over the rounds, the median of the per-round ratios (ours / torch) and
+the median shares of BM_FmaPeak/2, all on 2 threads. BM_GemmPackedB is the product with
+B packed ahead, as a model's constant weights are (nn.contrib_dense_pack).
 
   /usr/bin/python3 scripts/compare_gemm.py [--rounds 5] [--peers ../shared/peers]
 
@@ -36,7 +37,7 @@ def torch_round(peers, target_s):
 
 def ours_round(bench, min_time):
     names = "|".join(f"{m}/{k}/{n}" for m, k, n in SHAPES)
-    out = subprocess.run([bench, f"--benchmark_filter=BM_(Gemm/({names})|FmaPeak/2)/",
+    out = subprocess.run([bench, f"--benchmark_filter=BM_(Gemm(PackedB)?/({names})|FmaPeak/2)/",
                           f"--benchmark_min_time={min_time}", "--benchmark_format=json"],
                          check=True, capture_output=True, text=True).stdout
     got = {}
@@ -45,8 +46,9 @@ def ours_round(bench, min_time):
         if b["name"].startswith("BM_FmaPeak"):
             got["peak"] = b["GFLOPS"]
         else:
-            m, k, n = (int(x) for x in b["name"].split("/")[1:4])
-            got[(m, k, n)] = b["GFLOPS"]
+            parts = b["name"].split("/")
+            m, k, n = (int(x) for x in parts[1:4])
+            got[(parts[0], (m, k, n))] = b["GFLOPS"]
     return got
 
 
@@ -65,15 +67,18 @@ def main():
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     peak = statistics.median(run["peak"] for run in our_runs)
     print(f"BM_FmaPeak/2: {peak:.1f} GFLOPS (median of {args.rounds} rounds)\n")
-    print("| M x K x N | torch.mm GFLOPS | BM_Gemm GFLOPS | ours / torch | BM_Gemm / BM_FmaPeak/2 |")
-    print("|---|---|---|---|---|")
+    print("| M x K x N | torch.mm | BM_Gemm | ours / torch | share of BM_FmaPeak/2 | "
+          "BM_GemmPackedB | packed / torch | share of BM_FmaPeak/2 |")
+    print("|---|---|---|---|---|---|---|---|")
     for shape in SHAPES:
         t = [run[shape] for run in torch_runs]
-        o = [run[shape] for run in our_runs]
-        ratio = statistics.median(b / a for a, b in zip(t, o))
-        share = statistics.median(run[shape] / run["peak"] for run in our_runs)
-        print(f"| {' x '.join(map(str, shape))} | {statistics.median(t):.1f} | "
-              f"{statistics.median(o):.1f} | {ratio:.2f} | {100 * share:.0f}% |")
+        row = [" x ".join(map(str, shape)), f"{statistics.median(t):.1f}"]
+        for name in ("BM_Gemm", "BM_GemmPackedB"):
+            o = [run[(name, shape)] for run in our_runs]
+            ratio = statistics.median(b / a for a, b in zip(t, o))
+            share = statistics.median(run[(name, shape)] / run["peak"] for run in our_runs)
+            row += [f"{statistics.median(o):.1f}", f"{ratio:.2f}", f"{100 * share:.0f}%"]
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@
 //
 //   for jc in task columns, step nc
 //     for pc in 0..k, step kc
-//       pack op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels   (L2; reused by all rows)
+//       pack op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels   (L2; reused by all rows;
+//                                                             skipped when B came packed)
 //       for ic in task rows, step mc                         (A block mc x kc, L2)
 //         for jr in panels                                   (B panel kc x NR, L1)
 //           for ir in rows, step MR
@@ -18,7 +19,8 @@
 // Tasks split the columns first, so that B, the larger operand of a typical layer, is
 // packed once; rows are split only when there are too few column panels to go round.
 // Packing buffers are per thread and kept across calls, so a call allocates only while
-// they grow.
+// they grow. B packed ahead (GemmPackB, for weights) holds the same NR-wide panels, only
+// over all of k: the micro-kernel reads them in place.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -59,7 +61,7 @@ constexpr int64_t kMaxPackedA = int64_t{1} << 22;
 // blocks of kSmallCols whose raw sums stay in L1 until the epilogue.
 constexpr int64_t kSmallM = 8;
 constexpr int64_t kSmallRows = 4;
-constexpr int64_t kSmallCols = 256;
+constexpr int64_t kSmallCols = 256;  // a multiple of NR
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -133,10 +135,12 @@ ResidualView TaskResidual(const GemmArgs& g, const KBlocks& kb, int64_t m0, int6
 }
 
 // Runs the micro-kernel over C[m0:m1, jc:jc+nc] for one k block: `t` holds the block's
-// k extent and flags, `a_block` its packed A panels, `b_pack` its packed B panels.
+// k extent and flags, `a_block` its packed A panels, `b_block` its first packed B panel
+// with the next ones `b_stride` floats apart.
 void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
-                  const float* a_block, const float* b_pack, const ResidualView& residual,
-                  int64_t m0, int64_t m1, int64_t jc, int64_t nc) {
+                  const float* a_block, const float* b_block, int64_t b_stride,
+                  const ResidualView& residual, int64_t m0, int64_t m1, int64_t jc,
+                  int64_t nc) {
   const int64_t mr = kern.mr, nr = kern.nr;
   const int64_t mc_max = kMcMax / mr * mr;
   const GemmMicroKernelFn micro_kernel = kern.micro_kernel[static_cast<int>(g.activation)];
@@ -145,7 +149,7 @@ void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
     for (int64_t jr = 0; jr < nc; jr += nr) {
       const int64_t j = jc + jr;
       t.nr = std::min(nr, nc - jr);
-      t.b = b_pack + jr * t.kc;
+      t.b = b_block + jr / nr * b_stride;
       t.bias = g.bias != nullptr ? g.bias + j : nullptr;
       for (int64_t i = ic; i < ic + mc; i += mr) {
         t.mr = std::min(mr, ic + mc - i);
@@ -162,8 +166,9 @@ void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
 void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, const float* a_pack,
              int64_t m_pad, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   thread_local ScratchBuffer b_scratch, residual_scratch;
-  const int64_t nc_max = std::min(kNcMax, CeilDiv(n1 - n0, kern.nr) * kern.nr);
-  float* b_pack = b_scratch.As<float>(kb.kc_max * nc_max);
+  const int64_t nr = kern.nr;
+  const int64_t nc_max = std::min(kNcMax, CeilDiv(n1 - n0, nr) * nr);
+  float* b_pack = g.b_packed ? nullptr : b_scratch.As<float>(kb.kc_max * nc_max);
   const ResidualView residual = TaskResidual(g, kb, m0, m1, n0, n1, residual_scratch);
   GemmTile t{};
   t.alpha = g.alpha;
@@ -176,8 +181,14 @@ void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, cons
       t.kc = kb.size(b);
       t.accumulate = b > 0;
       t.last = b == kb.count - 1;
-      kern.pack_b(g.trans_b, t.kc, nc, BSource(g, pc, jc), g.ldb, b_pack);
-      ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, residual, m0, m1, jc, nc);
+      if (g.b_packed) {  // panel jc / nr, from row pc
+        ComputeBlock(kern, g, t, a_pack + pc * m_pad, g.b + jc * g.k + pc * nr, g.k * nr,
+                     residual, m0, m1, jc, nc);
+      } else {
+        kern.pack_b(g.trans_b, t.kc, nc, BSource(g, pc, jc), g.ldb, b_pack);
+        ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, t.kc * nr, residual, m0, m1,
+                     jc, nc);
+      }
     }
   }
 }
@@ -197,7 +208,7 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   });
 
   // Work in multiply-adds, counting the packing of B, which does not shrink with m.
-  const int64_t work = g.n * std::max<int64_t>(g.k, 1) * (g.m + kPackCost);
+  const int64_t work = g.n * std::max<int64_t>(g.k, 1) * (m_pad + (g.b_packed ? 0 : kPackCost));
   const int64_t max_tasks =
       std::clamp<int64_t>(work / kMinTaskWork, 1, kTasksPerThread * pool.num_threads());
   const int64_t tasks_n = std::min(max_tasks, n_panels);
@@ -219,7 +230,8 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 }
 
 // GemmF32With for m < kSmallM: rows of A against B read in place, four rows at a time,
-// in parallel over column blocks; then the epilogue on each block's sums.
+// in parallel over column blocks (whole panels of a packed B); then the epilogue on each
+// block's sums.
 void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   // The kernels read A by rows: copy a transposed A (m x k floats at most) first.
   thread_local ScratchBuffer a_scratch;
@@ -233,16 +245,24 @@ void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
     a = rows;
     lda = g.k;
   }
-  const int64_t grain = std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1)));
-  pool.ParallelFor(g.n, grain, [&](int64_t begin, int64_t end) {
+  const int64_t unit = g.b_packed ? kern.nr : 1;  // columns per unit of parallel work
+  const int64_t grain = CeilDiv(
+      std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1))), unit);
+  pool.ParallelFor(CeilDiv(g.n, unit), grain, [&](int64_t begin, int64_t end) {
     thread_local ScratchBuffer sums_scratch;
     float* sums = sums_scratch.As<float>(kSmallRows * kSmallCols);
-    for (int64_t j = begin; j < end; j += kSmallCols) {
-      const int64_t nc = std::min(kSmallCols, end - j);
-      const float* b = g.trans_b ? g.b + j * g.ldb : g.b + j;
+    const int64_t j_end = std::min(g.n, end * unit);
+    for (int64_t j = begin * unit; j < j_end; j += kSmallCols) {
+      const int64_t nc = std::min(kSmallCols, j_end - j);
       for (int64_t i = 0; i < g.m; i += kSmallRows) {
         const int64_t rows = std::min(kSmallRows, g.m - i);
-        kern.small_m(rows, nc, g.k, a + i * lda, lda, b, g.ldb, g.trans_b, sums, kSmallCols);
+        if (g.b_packed) {  // panels j / nr onwards
+          kern.small_m_packed(rows, CeilDiv(nc, kern.nr), g.k, a + i * lda, lda, g.b + j * g.k,
+                              sums, kSmallCols);
+        } else {
+          kern.small_m(rows, nc, g.k, a + i * lda, lda, BSource(g, 0, j), g.ldb, g.trans_b,
+                       sums, kSmallCols);
+        }
         for (int64_t r = i; r < i + rows; ++r) {
           kern.epilogue(g.activation, nc, sums + (r - i) * kSmallCols, g.alpha,
                         g.bias != nullptr ? g.bias + j : nullptr,
@@ -284,6 +304,15 @@ void GemmF32With(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 
 void GemmF32(const GemmArgs& args, ThreadPool& pool) {
   internal::GemmF32With(internal::BestGemmKernels(), args, pool);
+}
+
+int64_t GemmPackedBSize(int64_t k, int64_t n) {
+  return internal::CeilDiv(n, kGemmPanelWidth) * kGemmPanelWidth * k;
+}
+
+void GemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, float* dst) {
+  if (k <= 0 || n <= 0) return;
+  internal::BestGemmKernels().pack_b(trans_b, k, n, b, ldb, dst);
 }
 
 }  // namespace dynvm::kernels

@@ -26,7 +26,7 @@ namespace dynvm::kernels::internal {
 struct GemmTile {
   int64_t mr, nr, kc;
   const float* a;   // packed A panel: a[p * MR + r]; rows past mr are zeros
-  const float* b;   // packed B panel: b[p * NR + j], 64-byte aligned; columns past nr zeros
+  const float* b;   // packed B panel: b[p * NR + j]; columns past nr are zeros
   float* c;
   int64_t ldc;
   bool accumulate;  // add the product to what C holds (the partial sum of earlier k blocks)
@@ -49,7 +49,8 @@ using PackAFn = void (*)(bool trans, int64_t mc, int64_t kc, const float* a, int
 
 // Packs op(B)[0:kc, 0:nc] (b[p * ldb + j], or b[j * ldb + p] when `trans`) into
 // ceil(nc / NR) consecutive panels of kc x NR floats, dst[panel][p][j]; columns past nc
-// are zeros. `dst` is 64-byte aligned.
+// are zeros. No alignment is required (the driver's buffers are 64-byte aligned, which
+// keeps a panel's rows within cache lines).
 using PackBFn = void (*)(bool trans, int64_t kc, int64_t nc, const float* b, int64_t ldb,
                          float* dst);
 
@@ -59,6 +60,11 @@ using PackBFn = void (*)(bool trans, int64_t kc, int64_t nc, const float* b, int
 // a few rows, where packing B would cost as much as the product itself.
 using SmallMFn = void (*)(int64_t rows, int64_t nc, int64_t k, const float* a, int64_t lda,
                           const float* b, int64_t ldb, bool trans_b, float* sums, int64_t ld);
+
+// SmallMFn for B packed ahead (GemmPackB's layout): sums[i * ld + j] for the 16
+// columns of each of `panels` consecutive panels, those past n included (zeros in B).
+using SmallMPackedFn = void (*)(int64_t rows, int64_t panels, int64_t k, const float* a,
+                                int64_t lda, const float* b, float* sums, int64_t ld);
 
 // The epilogue on one row of n raw sums: c[j] = act(alpha sums[j] + bias[j]) +
 // residual[j]; bias and residual may be null, residual may be c.
@@ -73,6 +79,7 @@ struct GemmKernels {
   PackAFn pack_a;
   PackBFn pack_b;
   SmallMFn small_m;
+  SmallMPackedFn small_m_packed;
   EpilogueFn epilogue;
 };
 

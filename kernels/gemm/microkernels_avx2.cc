@@ -22,6 +22,7 @@ namespace {
 
 constexpr int kMr = 6;
 constexpr int kNr = 16;
+static_assert(kNr == kGemmPanelWidth, "packed B (GemmPackB) is read by every table");
 
 using vmath::HorizontalSum;
 using vmath::LaneMask;
@@ -107,8 +108,8 @@ void f32_gemm_6x16__avx2_fma(const GemmTile& t) {
   const int64_t kc = t.kc;
 #pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
-    const __m256 b0 = _mm256_load_ps(b);
-    const __m256 b1 = _mm256_load_ps(b + 8);
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
     __m256 va = _mm256_broadcast_ss(a);
     c00 = _mm256_fmadd_ps(va, b0, c00);
     c01 = _mm256_fmadd_ps(va, b1, c01);
@@ -222,14 +223,14 @@ void PackBRows(int64_t kc, int64_t nc, const float* b, int64_t ldb, float* dst) 
         _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(src) +
                                                    (p + 8) * ldb * sizeof(float)),
                      _MM_HINT_T0);
-        _mm256_store_ps(d + p * kNr, _mm256_loadu_ps(src + p * ldb));
-        _mm256_store_ps(d + p * kNr + 8, _mm256_loadu_ps(src + p * ldb + 8));
+        _mm256_storeu_ps(d + p * kNr, _mm256_loadu_ps(src + p * ldb));
+        _mm256_storeu_ps(d + p * kNr + 8, _mm256_loadu_ps(src + p * ldb + 8));
       }
     }
     if (rest > 0) {  // masked lanes load as zeros
       for (int64_t p = 0; p < rows; ++p) {
-        _mm256_store_ps(d + p * kNr, _mm256_maskload_ps(src + p * ldb, mask[0]));
-        _mm256_store_ps(d + p * kNr + 8, _mm256_maskload_ps(src + p * ldb + 8, mask[1]));
+        _mm256_storeu_ps(d + p * kNr, _mm256_maskload_ps(src + p * ldb, mask[0]));
+        _mm256_storeu_ps(d + p * kNr + 8, _mm256_maskload_ps(src + p * ldb + 8, mask[1]));
       }
     }
   }
@@ -251,8 +252,8 @@ void PackBCols(int64_t kc, int64_t nc, const float* b, int64_t ldb, float* dst) 
       Transpose8x8(lo);
       Transpose8x8(hi);
       for (int q = 0; q < 8; ++q) {
-        _mm256_store_ps(dst + (p + q) * kNr, lo[q]);
-        _mm256_store_ps(dst + (p + q) * kNr + 8, hi[q]);
+        _mm256_storeu_ps(dst + (p + q) * kNr, lo[q]);
+        _mm256_storeu_ps(dst + (p + q) * kNr + 8, hi[q]);
       }
     }
     for (; p < kc; ++p) {
@@ -403,6 +404,66 @@ void f32_gemm_small_m__avx2_fma(int64_t rows, int64_t nc, int64_t k, const float
   }
 }
 
+// kRows rows of A times kPanels panels of a packed B (GemmPackB's layout: each a k x 16
+// row-major block, the next k * 16 floats on), all 16 columns of each, over k steps;
+// kRows * kPanels * 2 = 8 accumulators (6 for 3 rows).
+template <int kRows, int kPanels>
+void RowsTimesPanels(int64_t k, const float* a, int64_t lda, const float* b, float* sums,
+                     int64_t ld) {
+  __m256 acc[kRows][kPanels][2];
+  #pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    #pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) acc[r][q][0] = acc[r][q][1] = _mm256_setzero_ps();
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    __m256 bv[kPanels][2];
+    #pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      bv[q][0] = _mm256_loadu_ps(b + (q * k + p) * kNr);
+      bv[q][1] = _mm256_loadu_ps(b + (q * k + p) * kNr + 8);
+    }
+    #pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 ar = _mm256_broadcast_ss(a + r * lda + p);
+      #pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) {
+        acc[r][q][0] = _mm256_fmadd_ps(ar, bv[q][0], acc[r][q][0]);
+        acc[r][q][1] = _mm256_fmadd_ps(ar, bv[q][1], acc[r][q][1]);
+      }
+    }
+  }
+  #pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    #pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      _mm256_storeu_ps(sums + r * ld + q * kNr, acc[r][q][0]);
+      _mm256_storeu_ps(sums + r * ld + q * kNr + 8, acc[r][q][1]);
+    }
+  }
+}
+
+template <int kRows>
+void RowsTimesAllPanels(int64_t panels, int64_t k, const float* a, int64_t lda, const float* b,
+                        float* sums, int64_t ld) {
+  constexpr int kWide = kRows >= 3 ? 1 : 4 / kRows;
+  int64_t q = 0;
+  for (; q + kWide <= panels; q += kWide) {
+    RowsTimesPanels<kRows, kWide>(k, a, lda, b + q * k * kNr, sums + q * kNr, ld);
+  }
+  for (; q < panels; ++q) RowsTimesPanels<kRows, 1>(k, a, lda, b + q * k * kNr, sums + q * kNr, ld);
+}
+
+void f32_gemm_small_m_packed__avx2_fma(int64_t rows, int64_t panels, int64_t k, const float* a,
+                                       int64_t lda, const float* b, float* sums, int64_t ld) {
+  switch (rows) {
+    case 1: return RowsTimesAllPanels<1>(panels, k, a, lda, b, sums, ld);
+    case 2: return RowsTimesAllPanels<2>(panels, k, a, lda, b, sums, ld);
+    case 3: return RowsTimesAllPanels<3>(panels, k, a, lda, b, sums, ld);
+    default: return RowsTimesAllPanels<4>(panels, k, a, lda, b, sums, ld);
+  }
+}
+
 template <Activation kAct>
 void EpilogueRow(int64_t n, const float* sums, float alpha, const float* bias,
                  const float* residual, float* c) {
@@ -449,6 +510,7 @@ const GemmKernels& Avx2FmaGemmKernels() {
       .pack_a = PackA6,
       .pack_b = PackB16,
       .small_m = f32_gemm_small_m__avx2_fma,
+      .small_m_packed = f32_gemm_small_m_packed__avx2_fma,
       .epilogue = EpilogueAvx2,
   };
   return kKernels;

@@ -9,10 +9,11 @@ namespace dynvm::kernels::internal {
 namespace {
 
 constexpr int kMr = 4;
-constexpr int kNr = 8;
+constexpr int kNr = 16;  // kGemmPanelWidth, the packed layout of constant B
+static_assert(kNr == kGemmPanelWidth, "packed B (GemmPackB) is read by every table");
 
 template <Activation kAct>
-void f32_gemm_4x8__scalar(const GemmTile& t) {
+void f32_gemm_4x16__scalar(const GemmTile& t) {
   float acc[kMr][kNr] = {};
   const float* a = t.a;
   const float* b = t.b;
@@ -78,6 +79,20 @@ void f32_gemm_small_m__scalar(int64_t rows, int64_t nc, int64_t k, const float* 
   }
 }
 
+void f32_gemm_small_m_packed__scalar(int64_t rows, int64_t panels, int64_t k, const float* a,
+                                     int64_t lda, const float* b, float* sums, int64_t ld) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t q = 0; q < panels; ++q) {
+      float acc[kNr] = {};
+      const float* panel = b + q * k * kNr;
+      for (int64_t p = 0; p < k; ++p) {
+        for (int j = 0; j < kNr; ++j) acc[j] += a[i * lda + p] * panel[p * kNr + j];
+      }
+      for (int j = 0; j < kNr; ++j) sums[i * ld + q * kNr + j] = acc[j];
+    }
+  }
+}
+
 void EpilogueScalar(Activation activation, int64_t n, const float* sums, float alpha,
                     const float* bias, const float* residual, float* c) {
   for (int64_t j = 0; j < n; ++j) {
@@ -96,13 +111,14 @@ const GemmKernels& ScalarGemmKernels() {
       .name = "scalar",
       .mr = kMr,
       .nr = kNr,
-      .micro_kernel = {f32_gemm_4x8__scalar<Activation::kNone>,
-                       f32_gemm_4x8__scalar<Activation::kRelu>,
-                       f32_gemm_4x8__scalar<Activation::kGeluErf>,
-                       f32_gemm_4x8__scalar<Activation::kGeluTanh>},
+      .micro_kernel = {f32_gemm_4x16__scalar<Activation::kNone>,
+                       f32_gemm_4x16__scalar<Activation::kRelu>,
+                       f32_gemm_4x16__scalar<Activation::kGeluErf>,
+                       f32_gemm_4x16__scalar<Activation::kGeluTanh>},
       .pack_a = PackA,
       .pack_b = PackB,
       .small_m = f32_gemm_small_m__scalar,
+      .small_m_packed = f32_gemm_small_m_packed__scalar,
       .epilogue = EpilogueScalar,
   };
   return kKernels;

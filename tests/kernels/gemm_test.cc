@@ -2,7 +2,7 @@
 // micro-kernel table this CPU can run (kernels/gemm/gemm_internal.h): random and edge
 // shapes (0, 1, primes, partial tiles, several k/m/n cache blocks), all transpose
 // combinations, every epilogue, leading dimensions past the row lengths, a residual
-// that aliases C, and 1 to 3 threads.
+// that aliases C, B packed ahead (GemmPackB) or not, and 1 to 3 threads.
 //
 // Tolerance. The reference sums in double; a float sum of k products differs from the
 // exact value by at most k * u * S (u = 2^-24, S = sum_p |a_ip| |b_pj|, the sum of the
@@ -24,6 +24,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
+#include "kernels/internal/scratch.h"
 #include "kernels/thread_pool.h"
 
 namespace dynvm::kernels {
@@ -45,12 +46,13 @@ struct Case {
   Activation activation = Activation::kNone;
   Residual residual = Residual::kNone;
   int64_t pad = 0;  // extra elements per row of every operand
+  bool packed_b = false;  // B packed ahead by the table's pack_b (GemmPackB's layout)
 
   std::string ToString() const {
     return absl::StrFormat("m=%d n=%d k=%d trans_a=%d trans_b=%d alpha=%g bias=%d act=%d "
-                           "residual=%d pad=%d",
+                           "residual=%d pad=%d packed_b=%d",
                            m, n, k, trans_a, trans_b, alpha, bias, static_cast<int>(activation),
-                           static_cast<int>(residual), pad);
+                           static_cast<int>(residual), pad, packed_b);
   }
 };
 
@@ -111,6 +113,25 @@ void Check(const GemmKernels* table, const Case& cs, ThreadPool& pool, std::mt19
   }
   args.c = c.data();
   if (cs.residual == Residual::kAliasesC) args.residual = c.data();
+  internal::ScratchBuffer packed;
+  if (cs.packed_b) {
+    // One float past a 64-byte boundary: packed B needs no alignment.
+    float* panels = packed.As<float>(GemmPackedBSize(k, n) + 1) + 1;
+    if (table != nullptr) {
+      if (k > 0 && n > 0) table->pack_b(cs.trans_b, k, n, b.data(), ldb, panels);
+    } else {
+      GemmPackB(k, n, b.data(), ldb, cs.trans_b, panels);
+    }
+    args.b = panels;
+    args.b_packed = true;
+    // The reference reads the packed layout too, summing in the same order.
+    std::vector<float> from_packed(static_cast<size_t>(m * ldc), kSentinel);
+    GemmArgs reference = args;
+    reference.c = from_packed.data();
+    reference.residual = cs.residual == Residual::kNone ? nullptr : residual.data();
+    GemmF32Reference(reference);
+    EXPECT_EQ(from_packed, expected) << "GemmF32Reference on packed B";
+  }
   if (table != nullptr) {
     internal::GemmF32With(*table, args, pool);
   } else {
@@ -158,11 +179,14 @@ TEST(GemmTest, EveryTransposeAndEpilogue) {
               // tiles in both directions; 3 rows take the path for a few rows (B read in
               // place).
               for (int64_t m : {3, 13}) {
-                Check(table,
-                      Case{.m = m, .n = 37, .k = 500, .trans_a = (trans & 1) != 0,
-                           .trans_b = (trans & 2) != 0, .alpha = alpha, .bias = bias,
-                           .activation = act, .residual = res, .pad = 3},
-                      pool, rng);
+                for (bool packed_b : {false, true}) {
+                  Check(table,
+                        Case{.m = m, .n = 37, .k = 500, .trans_a = (trans & 1) != 0,
+                             .trans_b = (trans & 2) != 0, .alpha = alpha, .bias = bias,
+                             .activation = act, .residual = res, .pad = 3,
+                             .packed_b = packed_b},
+                        pool, rng);
+                }
               }
             }
           }
@@ -183,7 +207,8 @@ TEST(GemmTest, RandomShapes) {
             .trans_a = coin(rng) == 1, .trans_b = coin(rng) == 1,
             .alpha = coin(rng) ? 1.0f : 0.5f, .bias = coin(rng) == 1,
             .activation = static_cast<Activation>(act(rng)),
-            .residual = static_cast<Residual>(act(rng) % 3), .pad = coin(rng) * 5};
+            .residual = static_cast<Residual>(act(rng) % 3), .pad = coin(rng) * 5,
+            .packed_b = coin(rng) == 1};
     for (const GemmKernels* table : Tables()) Check(table, cs, *pools[iter % 3], rng);
     Check(nullptr, cs, *pools[iter % 3], rng);
   }
@@ -202,6 +227,8 @@ TEST(GemmTest, LargeShapesOnThreads) {
       {.m = 1, .n = 700, .k = 900, .trans_b = true, .bias = true},
       {.m = 97, .n = 65, .k = 1030, .trans_a = true, .trans_b = true, .alpha = 2.0f,
        .activation = Activation::kGeluTanh, .residual = Residual::kAliasesC, .pad = 7},
+      {.m = 70, .n = 1100, .k = 400, .trans_b = true, .bias = true, .packed_b = true},
+      {.m = 5, .n = 1100, .k = 300, .residual = Residual::kSeparate, .packed_b = true},
   };
   for (const Case& cs : kCases) {
     for (ThreadPool* pool : {&one, &two, &three}) {
@@ -217,6 +244,33 @@ TEST(GemmTest, KZeroAppliesTheEpilogueToZeros) {
     Check(table, Case{.m = 9, .n = 20, .k = 0, .bias = true, .activation = Activation::kGeluErf,
                       .residual = Residual::kAliasesC},
           pool, rng);
+  }
+}
+
+// GemmPackB's layout, the one every table's pack_b writes: panel q holds columns
+// [16 q, 16 q + 16) of op(B) row by row, zeros past n. A packed weight is read by
+// whichever table the loading CPU selects.
+TEST(GemmTest, PackedBLayoutIsTheSameForEveryTable) {
+  std::mt19937 rng(6);
+  for (const auto& [k, n] : {std::pair<int64_t, int64_t>{1, 1}, {9, 16}, {37, 45}, {500, 33}}) {
+    for (bool trans : {false, true}) {
+      const int64_t ldb = (trans ? k : n) + 2;
+      const std::vector<float> b = RandomMatrix(trans ? n : k, trans ? k : n, ldb, rng);
+      ASSERT_EQ(GemmPackedBSize(k, n), (n + 15) / 16 * 16 * k);
+      for (const GemmKernels* table : Tables()) {
+        internal::ScratchBuffer buffer;
+        float* packed = buffer.As<float>(GemmPackedBSize(k, n) + 1) + 1;  // unaligned
+        table->pack_b(trans, k, n, b.data(), ldb, packed);
+        for (int64_t p = 0; p < k; ++p) {
+          for (int64_t j = 0; j < (n + 15) / 16 * 16; ++j) {
+            const float want = j >= n ? 0.0f : trans ? b[j * ldb + p] : b[p * ldb + j];
+            ASSERT_EQ(packed[(j / 16 * k + p) * 16 + j % 16], want)
+                << table->name << " k=" << k << " n=" << n << " trans=" << trans << " at "
+                << p << ", " << j;
+          }
+        }
+      }
+    }
   }
 }
 
