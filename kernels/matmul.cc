@@ -5,6 +5,11 @@
 //   matmul           the same kernel under ONNX's name
 //   nn.batch_matmul  Relay's: batch dims broadcast, transpose_b defaults to true
 //   gemm             C = act(alpha op(A) op(B) + bias) + residual, GemmF32's whole epilogue
+//   layout_transform          W[n, k] -> packed [ceil(n / 16), k, 16] (NC -> NC16n only)
+//   nn.contrib_dense_pack     nn.dense with the weight packed so (GemmPackB's layout)
+//
+// A dense weight packed once by layout_transform, when the compiler folds it into a
+// constant, spares every product the packing of B.
 //
 // nn.dense folds the leading axes of x into the rows of one GEMM. The batched kernels
 // fold the batch into the rows too when B is shared by every batch (a layer's weight);
@@ -115,6 +120,37 @@ absl::StatusOr<std::shared_ptr<const void>> BindDense(const Attrs& attrs) {
   return std::make_shared<const DenseState>(DenseState{activation, units});
 }
 
+// The output of x [..., k] times a weight of n features, once the optional bias (input
+// 2) is checked against n.
+absl::StatusOr<Shape> DenseOutputShape(std::string_view op, absl::Span<NDArrayObj* const> in,
+                                       int64_t n) {
+  if (in.size() == 3) {
+    DYNVM_RETURN_IF_ERROR(nn::CheckF32(op, "bias", *in[2]));
+    DYNVM_RETURN_IF_ERROR(nn::CheckShape(op, "bias", *in[2], {n}));
+  }
+  Shape out = in[0]->shape();
+  out.back() = n;
+  return out;
+}
+
+// nn.dense (weight [n, k]) or nn.contrib_dense_pack (weight `packed` by GemmPackB), once
+// the shape function gave `out_shape`.
+absl::Status RunDense(std::string_view op, const KernelCall& call, const Shape& out_shape,
+                      bool packed) {
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(op, call, {out_shape}));
+  const auto& s = *static_cast<const DenseState*>(call.state);
+  const NDArrayObj& x = *call.args[0];
+  const int64_t k = x.shape().back(), n = out_shape.back();
+  const int64_t m = nn::Product(x.shape(), 0, x.ndim() - 1);
+  GemmF32({.m = m, .n = n, .k = k, .a = x.data_as<float>(), .lda = k,
+           .b = call.args[1]->data_as<float>(), .ldb = k, .trans_b = true, .b_packed = packed,
+           .c = call.outputs()[0]->data_as<float>(), .ldc = n,
+           .bias = call.num_inputs == 3 ? call.args[2]->data_as<float>() : nullptr,
+           .activation = s.activation},
+          *call.pool);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Shape> InferDense(const void* state, absl::Span<NDArrayObj* const> in) {
   DYNVM_RETURN_IF_ERROR(
       nn::CheckInputCount(kDense, static_cast<int>(in.size()), {2, 3}, "data, weight[, bias]"));
@@ -131,29 +167,108 @@ absl::StatusOr<Shape> InferDense(const void* state, absl::Span<NDArrayObj* const
   DYNVM_RETURN_IF_ERROR(CheckInner(kDense, x, w, x.shape().back(), w.shape()[1]));
   const int64_t n = w.shape()[0];
   DYNVM_RETURN_IF_ERROR(CheckUnits(kDense, static_cast<const DenseState*>(state)->units, n));
-  if (in.size() == 3) {
-    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kDense, "bias", *in[2]));
-    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kDense, "bias", *in[2], {n}));
-  }
-  Shape out = x.shape();
-  out.back() = n;
-  return out;
+  return DenseOutputShape(kDense, in, n);
 }
 
 absl::Status DenseKernel(const KernelCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, InferDense(call.state, call.inputs()));
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kDense, call, {out_shape}));
-  const auto& s = *static_cast<const DenseState*>(call.state);
-  const NDArrayObj& x = *call.args[0];
-  const NDArrayObj& w = *call.args[1];
-  const int64_t k = w.shape()[1], n = w.shape()[0];
-  const int64_t m = nn::Product(x.shape(), 0, x.ndim() - 1);
-  GemmF32({.m = m, .n = n, .k = k, .a = x.data_as<float>(), .lda = k, .b = w.data_as<float>(),
-           .ldb = k, .trans_b = true, .c = call.outputs()[0]->data_as<float>(), .ldc = n,
-           .bias = call.num_inputs == 3 ? call.args[2]->data_as<float>() : nullptr,
-           .activation = s.activation},
-          *call.pool);
+  return RunDense(kDense, call, out_shape, /*packed=*/false);
+}
+
+// ---------------------------------------------------------------------------------------
+// layout_transform, nn.contrib_dense_pack
+
+constexpr std::string_view kLayoutTransform = "layout_transform";
+constexpr std::string_view kDensePack = "nn.contrib_dense_pack";
+// TVM's name for a dense weight [N, C] cut into panels of 16 rows, [N/16, C, 16]: here
+// GemmPackB's layout of Wᵀ, N padded with zero rows to a multiple of 16.
+constexpr std::string_view kPackedLayout = "NC16n";
+static_assert(kGemmPanelWidth == 16, "kPackedLayout names the panel width");
+
+absl::StatusOr<std::shared_ptr<const void>> BindLayoutTransform(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"src_layout", "dst_layout"}));
+  DYNVM_ASSIGN_OR_RETURN(const std::string src, GetStringAttr(attrs, "src_layout"));
+  DYNVM_ASSIGN_OR_RETURN(const std::string dst, GetStringAttr(attrs, "dst_layout"));
+  if (src != "NC" || dst != kPackedLayout) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: only src_layout=\"NC\" dst_layout=\"%s\" (packing a dense weight) is "
+        "supported, got src_layout=\"%s\" dst_layout=\"%s\"",
+        kLayoutTransform, kPackedLayout, src, dst));
+  }
+  return std::shared_ptr<const void>();
+}
+
+absl::StatusOr<Shape> InferLayoutTransform(const void*, absl::Span<NDArrayObj* const> in) {
+  const NDArrayObj& w = *in[0];
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32(kLayoutTransform, "data", w));
+  if (w.ndim() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: data has shape %s, expected [N, C] for layout NC",
+                        kLayoutTransform, ShapeToString(w.shape())));
+  }
+  const int64_t n = w.shape()[0], k = w.shape()[1];
+  return Shape{(n + kGemmPanelWidth - 1) / kGemmPanelWidth, k, kGemmPanelWidth};
+}
+
+absl::Status LayoutTransformKernel(const KernelCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, InferLayoutTransform(nullptr, call.inputs()));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kLayoutTransform, call, {out_shape}));
+  const NDArrayObj& w = *call.args[0];
+  const int64_t n = w.shape()[0], k = w.shape()[1];
+  GemmPackB(k, n, w.data_as<float>(), k, /*trans_b=*/true, call.outputs()[0]->data_as<float>());
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindDensePack(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(
+      CheckKnownAttrs(attrs, {"activation", "units", "out_dtype", "weight_layout"}));
+  DYNVM_RETURN_IF_ERROR(CheckOutDTypeAttr(attrs));
+  DYNVM_ASSIGN_OR_RETURN(const std::string layout,
+                         GetStringAttr(attrs, "weight_layout", std::string(kPackedLayout)));
+  if (layout != kPackedLayout) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: attribute 'weight_layout' must be \"%s\", got \"%s\"",
+                        kDensePack, kPackedLayout, layout));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Activation activation, GetActivationAttr(attrs));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t units, GetUnitsAttr(attrs));
+  return std::make_shared<const DenseState>(DenseState{activation, units});
+}
+
+// The output features of a packed weight [panels, k, 16]: `units` when given (the rows
+// of the weight before padding), else all panels' columns.
+absl::StatusOr<int64_t> PackedUnits(int64_t units, const NDArrayObj& w) {
+  const int64_t panels = w.shape()[0];
+  if (units < 0) return panels * kGemmPanelWidth;
+  if ((units + kGemmPanelWidth - 1) / kGemmPanelWidth == panels) return units;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: attribute units is %d but the packed weight %s holds %d to %d", kDensePack, units,
+      ShapeToString(w.shape()), std::max<int64_t>(0, (panels - 1) * kGemmPanelWidth + 1),
+      panels * kGemmPanelWidth));
+}
+
+absl::StatusOr<Shape> InferDensePack(const void* state, absl::Span<NDArrayObj* const> in) {
+  DYNVM_RETURN_IF_ERROR(nn::CheckInputCount(kDensePack, static_cast<int>(in.size()), {2, 3},
+                                            "data, packed weight[, bias]"));
+  const NDArrayObj& x = *in[0];
+  const NDArrayObj& w = *in[1];
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32(kDensePack, "data", x));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32(kDensePack, "weight", w));
+  DYNVM_RETURN_IF_ERROR(CheckRank(kDensePack, "data", x, 1));
+  if (w.ndim() != 3 || w.shape()[2] != kGemmPanelWidth) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: weight has shape %s, expected [ceil(units / 16), k, 16] (layout %s)", kDensePack,
+        ShapeToString(w.shape()), kPackedLayout));
+  }
+  DYNVM_RETURN_IF_ERROR(CheckInner(kDensePack, x, w, x.shape().back(), w.shape()[1]));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t n,
+                         PackedUnits(static_cast<const DenseState*>(state)->units, w));
+  return DenseOutputShape(kDensePack, in, n);
+}
+
+absl::Status DensePackKernel(const KernelCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, InferDensePack(call.state, call.inputs()));
+  return RunDense(kDensePack, call, out_shape, /*packed=*/true);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -412,6 +527,10 @@ absl::Status RegisterMatmulKernels(KernelRegistry& registry) {
        .shape_fn = internal::SingleShapeFn<InferMatmul>},
       {.name = std::string(kGemm), .num_inputs = kVariadic, .fn = GemmKernel, .bind = BindGemm,
        .shape_fn = internal::SingleShapeFn<InferGemm>},
+      {.name = std::string(kLayoutTransform), .num_inputs = 1, .fn = LayoutTransformKernel,
+       .bind = BindLayoutTransform, .shape_fn = internal::SingleShapeFn<InferLayoutTransform>},
+      {.name = std::string(kDensePack), .num_inputs = kVariadic, .fn = DensePackKernel,
+       .bind = BindDensePack, .shape_fn = internal::SingleShapeFn<InferDensePack>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

@@ -1,5 +1,5 @@
 // Tests of the matrix-multiply kernels (kernels/matmul.cc) — nn.dense, nn.matmul /
-// matmul, nn.batch_matmul and gemm — against a plain reference written here (double
+// matmul, nn.batch_matmul, gemm, layout_transform and nn.contrib_dense_pack — against a plain reference written here (double
 // precision, one output element at a time, batch broadcasting by index arithmetic), on
 // seeded random shapes with 0- and 1-sized extents, 1-D operands, broadcast batch dims,
 // transposes, every epilogue, in place residuals and 1 or 2 threads; and their errors.
@@ -182,6 +182,126 @@ TEST(DenseTest, Errors) {
                 "nn.dense: output 0 has shape [4, 6], expected [4, 5]");
   ExpectInvalid(CallWithOutputs("nn.dense", {}, {x, w}, {Empty({4, 5}, DType::kF64)}),
                 "unsupported dtype f64 for nn.dense output: expected f32");
+}
+
+// ---------------------------------------------------------------------------------------
+// layout_transform (NC -> NC16n) and nn.contrib_dense_pack
+
+const Attrs kPackAttrs = {{"src_layout", "NC"}, {"dst_layout", "NC16n"}};
+
+// layout_transform's output element by element: [ceil(n / 16), k, 16], out[q, p, r] =
+// w[16 q + r, p], zeros past n.
+TEST(LayoutTransformTest, PacksDenseWeightsIntoNC16n) {
+  std::mt19937 rng(7);
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {16, 3}, {37, 20}, {0, 5}, {5, 0}}) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " k=" << k);
+    const NDArray w = RandomTensor({n, k}, DType::kF32, rng);
+    absl::StatusOr<std::vector<NDArray>> out = RunKernel("layout_transform", kPackAttrs, {w});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const int64_t panels = (n + 15) / 16;
+    ASSERT_EQ(ShapeOf((*out)[0]), (std::vector<int64_t>{panels, k, 16}));
+    const std::vector<double> got = Values((*out)[0]), want_w = Values(w);
+    for (int64_t q = 0; q < panels; ++q) {
+      for (int64_t p = 0; p < k; ++p) {
+        for (int64_t r = 0; r < 16; ++r) {
+          const int64_t row = 16 * q + r;
+          ASSERT_EQ(got[(q * k + p) * 16 + r], row < n ? want_w[row * k + p] : 0.0)
+              << q << ", " << p << ", " << r;
+        }
+      }
+    }
+  }
+}
+
+// nn.contrib_dense_pack on a packed weight computes what nn.dense computes on the
+// weight, with every epilogue, for row counts on both GEMM paths (few rows, tiles).
+TEST(DensePackTest, MatchesDenseOnTheUnpackedWeight) {
+  std::mt19937 rng(8);
+  ThreadPool two(2);
+  const char* const kActivations[] = {"none", "relu", "gelu", "gelu_tanh"};
+  for (int iter = 0; iter < 40; ++iter) {
+    std::vector<int64_t> x_shape;
+    if (iter % 2 == 0) x_shape.push_back(RandomInt(rng, 0, 3));
+    x_shape.push_back(iter % 5 == 0 ? RandomInt(rng, 1, 7) : RandomInt(rng, 0, 30));
+    const int64_t k = RandomInt(rng, 0, 40), n = RandomInt(rng, 1, 50);
+    x_shape.push_back(k);
+    const NDArray x = RandomTensor(x_shape, DType::kF32, rng);
+    const NDArray w = RandomTensor({n, k}, DType::kF32, rng);
+    const NDArray bias = RandomTensor({n}, DType::kF32, rng);
+    const bool with_bias = (iter / 4) % 2 == 0;
+    const std::string activation = kActivations[iter % 4];
+    SCOPED_TRACE(::testing::Message() << ShapeToString(x->shape()) << " n=" << n << " bias="
+                                      << with_bias << " " << activation);
+    absl::StatusOr<std::vector<NDArray>> packed = RunKernel("layout_transform", kPackAttrs, {w});
+    ASSERT_TRUE(packed.ok()) << packed.status();
+    std::vector<NDArray> inputs = {x, (*packed)[0]};
+    if (with_bias) inputs.push_back(bias);
+    absl::StatusOr<std::vector<NDArray>> out =
+        RunKernel("nn.contrib_dense_pack", {{"activation", activation}, {"units", n}}, inputs,
+                  {}, 1, iter % 3 == 0 ? &two : nullptr);
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<int64_t> want_shape = x_shape;
+    want_shape.back() = n;
+    EXPECT_EQ(ShapeOf((*out)[0]), want_shape);
+    const std::vector<int64_t> leading(x_shape.begin(), x_shape.end() - 1);
+    const std::vector<double> bias_values = Values(bias);
+    const Expected e = ReferenceMatmul({Values(x), {NumElements(leading), k}},
+                                       {Values(w), {n, k}, /*transpose=*/true}, {}, 1,
+                                       with_bias ? &bias_values : nullptr, activation);
+    ExpectClose((*out)[0], e.values, e.tolerances);
+  }
+}
+
+// Without `units`, the output has every column of the panels (the padding's are zeros).
+TEST(DensePackTest, UnitsDefaultToAllPanelColumns) {
+  std::mt19937 rng(9);
+  const NDArray x = RandomTensor({3, 4}, DType::kF32, rng);
+  const NDArray w = RandomTensor({20, 4}, DType::kF32, rng);
+  absl::StatusOr<std::vector<NDArray>> packed = RunKernel("layout_transform", kPackAttrs, {w});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  absl::StatusOr<std::vector<NDArray>> out = RunKernel("nn.contrib_dense_pack", {}, {x, (*packed)[0]});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(ShapeOf((*out)[0]), (std::vector<int64_t>{3, 32}));
+  const std::vector<double> got = Values((*out)[0]);
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 20; j < 32; ++j) EXPECT_EQ(got[i * 32 + j], 0.0) << i << ", " << j;
+  }
+}
+
+TEST(DensePackTest, Errors) {
+  std::mt19937 rng(10);
+  const NDArray x = RandomTensor({4, 8}, DType::kF32, rng);
+  const NDArray w = RandomTensor({2, 8, 16}, DType::kF32, rng);  // 17 to 32 units
+  ExpectInvalid(RunKernel("layout_transform", {{"src_layout", "NCHW"}, {"dst_layout", "NCHW8c"}},
+                          {x}),
+                "layout_transform: only src_layout=\"NC\" dst_layout=\"NC16n\" (packing a "
+                "dense weight) is supported, got src_layout=\"NCHW\" dst_layout=\"NCHW8c\"");
+  ExpectInvalid(RunKernel("layout_transform", {{"src_layout", "NC"}}, {x}), "dst_layout");
+  ExpectInvalid(RunKernel("layout_transform", kPackAttrs, {w}),
+                "layout_transform: data has shape [2, 8, 16], expected [N, C] for layout NC");
+  ExpectInvalid(RunKernel("layout_transform", kPackAttrs, {RandomTensor({4, 8}, DType::kI64, rng)}),
+                "unsupported dtype i64 for layout_transform data: expected f32");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {}, {x, RandomTensor({5, 8}, DType::kF32, rng)}),
+                "nn.contrib_dense_pack: weight has shape [5, 8], expected [ceil(units / 16), k, "
+                "16] (layout NC16n)");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {}, {x, RandomTensor({2, 8, 8}, DType::kF32, rng)}),
+                "weight has shape [2, 8, 8]");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {}, {x, RandomTensor({2, 7, 16}, DType::kF32, rng)}),
+                "nn.contrib_dense_pack: inner dimensions differ: [4, 8] and [2, 7, 16] give k = 8 and 7");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {{"units", 16}}, {x, w}),
+                "nn.contrib_dense_pack: attribute units is 16 but the packed weight [2, 8, 16] "
+                "holds 17 to 32");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {{"units", 20}},
+                          {x, w, RandomTensor({32}, DType::kF32, rng)}),
+                "nn.contrib_dense_pack: bias has shape [32], expected [20]");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {{"weight_layout", "NC8n"}}, {x, w}),
+                "nn.contrib_dense_pack: attribute 'weight_layout' must be \"NC16n\", got \"NC8n\"");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {}, {x}),
+                "nn.contrib_dense_pack takes 2 or 3 inputs");
+  ExpectInvalid(RunKernel("nn.contrib_dense_pack", {}, {RandomTensor({4, 8}, DType::kF64, rng), w}),
+                "unsupported dtype f64 for nn.contrib_dense_pack data: expected f32");
+  ExpectInvalid(CallWithOutputs("nn.contrib_dense_pack", {{"units", 20}}, {x, w}, {Empty({4, 32})}),
+                "nn.contrib_dense_pack: output 0 has shape [4, 32], expected [4, 20]");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ const char* const kOperators[] = {
     // normalisation and attention
     "nn.softmax", "nn.log_softmax", "nn.layer_norm", "nn.batch_norm", "nn.attention",
     // matrix products
-    "matmul", "nn.matmul", "nn.dense", "nn.batch_matmul", "gemm",
+    "matmul", "nn.matmul", "nn.dense", "nn.batch_matmul", "gemm", "layout_transform",
+    "nn.contrib_dense_pack",
     // data movement
     "reshape", "squeeze", "expand_dims", "transpose", "concatenate", "split", "strided_slice",
     "take", "gather", "scatter_elements", "broadcast_to", "tile", "nn.pad", "one_hot", "arange",
