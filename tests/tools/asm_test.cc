@@ -201,9 +201,9 @@ TEST(AsmTest, FloatsRoundTripBitForBit) {
   kernels::Attrs attrs;
   std::vector<double> list;
   for (double v : kValues) {
-    const std::string text = internal::FormatDouble(v);
+    const std::string text = FormatDouble(v);
     EXPECT_NE(text.find_first_of(".en"), std::string::npos) << text;
-    absl::StatusOr<double> parsed = internal::ParseDouble(text);
+    absl::StatusOr<double> parsed = ParseDouble(text);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(std::bit_cast<uint64_t>(*parsed), std::bit_cast<uint64_t>(v)) << text;
     spec.constants.push_back(Value::Float(v));

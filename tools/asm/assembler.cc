@@ -233,7 +233,7 @@ absl::StatusOr<std::string> Parser::ExpectString(std::string_view what) {
 }
 
 absl::StatusOr<int64_t> Parser::ParseIntToken(const Token& token, int64_t min, int64_t max) const {
-  absl::StatusOr<int64_t> v = internal::ParseInt(token.text);
+  absl::StatusOr<int64_t> v = ParseInt(token.text);
   if (!v.ok()) return ErrorAt(LocOf(token), v.status().message());
   if (*v < min || *v > max) {
     return ErrorAt(LocOf(token),
@@ -251,7 +251,7 @@ absl::StatusOr<int64_t> Parser::ExpectInt(std::string_view what, int64_t min, in
 
 absl::StatusOr<double> Parser::ExpectFloat(std::string_view what) {
   if (tok_.kind != TokenKind::kFloat && tok_.kind != TokenKind::kInt) return Expected(what);
-  absl::StatusOr<double> v = internal::ParseDouble(tok_.text);
+  absl::StatusOr<double> v = ParseDouble(tok_.text);
   if (!v.ok()) return ErrorAt(LocOf(tok_), v.status().message());
   Advance();
   return *v;
@@ -393,7 +393,7 @@ absl::StatusOr<kernels::AttrValue> Parser::ParseAttrValue() {
   if (floats.value_or(any_float)) {
     std::vector<double> values;
     for (const Token& t : elements) {
-      absl::StatusOr<double> v = internal::ParseDouble(t.text);
+      absl::StatusOr<double> v = ParseDouble(t.text);
       if (!v.ok()) return ErrorAt(LocOf(t), v.status().message());
       values.push_back(*v);
     }
@@ -495,7 +495,7 @@ absl::StatusOr<NDArray> Parser::ParseHexData(DType dtype, const std::vector<int6
   }
   auto* bytes = static_cast<uint8_t*>((*tensor)->data());
   for (size_t i = 0; i < hex.size(); ++i) {
-    const int digit = internal::HexDigitValue(hex[i]);
+    const int digit = HexDigitValue(hex[i]);
     if (digit < 0) {
       return ErrorAt(
           loc, absl::StrFormat("'%c' at %d of the tensor data is not a hex digit", hex[i], i));

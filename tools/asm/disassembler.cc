@@ -19,9 +19,7 @@
 namespace dynvm::tools {
 namespace {
 
-using internal::FormatDouble;
 using internal::FormatName;
-using internal::QuoteString;
 
 template <typename... Fs>
 struct Overloaded : Fs... {

@@ -1,0 +1,49 @@
+// Tests of base/literals.h: strings quoted so that any bytes survive, floats that read
+// back bit for bit, integers with their range checked.
+#include "base/literals.h"
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace dynvm {
+namespace {
+
+TEST(LiteralsTest, QuoteString) {
+  EXPECT_EQ(QuoteString("plain"), "\"plain\"");
+  EXPECT_EQ(QuoteString("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(QuoteString("\n\t\r"), "\"\\n\\t\\r\"");
+  EXPECT_EQ(QuoteString(std::string_view("\0\xff", 2)), "\"\\x00\\xff\"");
+}
+
+TEST(LiteralsTest, FloatsReadBackExactly) {
+  for (double v : {0.0, -0.0, 1.0, 0.1, 1e-05, -2.5e300, std::numeric_limits<double>::denorm_min(),
+                   std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
+                   std::bit_cast<double>(uint64_t{0x7ff0000000000001})}) {
+    const std::string text = FormatDouble(v);
+    absl::StatusOr<double> back = ParseDouble(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    EXPECT_EQ(std::bit_cast<uint64_t>(*back), std::bit_cast<uint64_t>(v)) << text;
+  }
+  EXPECT_EQ(FormatDouble(1.0), "1.0");
+  EXPECT_EQ(FormatDouble(1e-05), "1e-05");
+  EXPECT_EQ(ParseDouble("1.5x").status().message(), "malformed float '1.5x'");
+  EXPECT_EQ(ParseDouble("1e999").status().message(), "float '1e999' out of range");
+}
+
+TEST(LiteralsTest, Integers) {
+  EXPECT_EQ(*ParseInt("42"), 42);
+  EXPECT_EQ(*ParseInt("-0x10"), -16);
+  EXPECT_EQ(*ParseInt("-9223372036854775808"), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(ParseInt("9223372036854775808").status().message(),
+            "integer '9223372036854775808' out of range");
+  EXPECT_EQ(ParseInt("12a").status().message(), "malformed integer '12a'");
+  EXPECT_EQ(ParseInt("").status().message(), "malformed integer ''");
+  EXPECT_EQ(HexDigitValue('f'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+}
+
+}  // namespace
+}  // namespace dynvm
