@@ -26,7 +26,32 @@ struct Expr::Node {
   std::vector<Clause> clauses;
   bool complete = true;
   std::optional<Type> checked_type;
+
+  ~Node();
 };
+
+// Destroys the children this node alone owns in a loop rather than by recursion, so that
+// a let chain or a call chain a million deep is freed without a million stack frames.
+// A child still owned elsewhere is left to its other owners; use_count() == 1 means no
+// other owner exists, so none can appear concurrently.
+Expr::Node::~Node() {
+  std::vector<std::shared_ptr<const Node>> doomed;
+  const auto take_unique = [&doomed](Node& node) {
+    const auto take = [&doomed](Expr& e) {
+      if (e.node_ != nullptr && e.node_.use_count() == 1) doomed.push_back(std::move(e.node_));
+    };
+    for (Expr& e : node.parts) take(e);
+    for (Expr& e : node.operands) take(e);
+    for (Clause& clause : node.clauses) take(clause.body);
+  };
+  take_unique(*this);
+  while (!doomed.empty()) {
+    std::shared_ptr<const Node> node = std::move(doomed.back());
+    doomed.pop_back();
+    // The last owner: nothing else can read the node while its children move out.
+    take_unique(const_cast<Node&>(*node));
+  }
+}
 
 namespace {
 

@@ -43,40 +43,45 @@ bool IsLeaf(const Expr& e) {
 // nodes that use its variable are bound inside the parentheses.
 constexpr int kInlineLetSlot = 1 << 20;
 
-// Calls fn(child, slot) for each child of `e` that is not a leaf; slot is -1 for a child
-// in e's own block, else the index of the block `e` opens for it.
+// Calls fn(child, slot, top) for each child of `e` that is not a leaf; slot is -1 for a
+// child in e's own block, else the index of the block `e` opens for it; `top` says the
+// child is a statement of its own (a let's value, a block's result), where a call
+// prints inline. A call anywhere else is bound to %N, as TVM prints dataflow: chains of
+// calls then print one per line, not nested as deep as the chain.
 template <typename Fn>
 void ForEachChild(const Expr& e, Fn&& fn) {
   int position = 0;
-  const auto visit = [&](const Expr& child, int slot) {
+  const auto visit = [&](const Expr& child, int slot, bool top) {
     if (slot < 0 && child.is(ExprKind::kLet) && !(e.is(ExprKind::kLet) && child.same_as(e.body()))) {
       slot = kInlineLetSlot + position;
     }
     ++position;
-    if (!IsLeaf(child)) fn(child, slot);
+    if (!IsLeaf(child)) fn(child, slot, top);
   };
   switch (e.kind()) {
     case ExprKind::kCall:
-      visit(e.callee(), -1);
-      for (const Expr& arg : e.args()) visit(arg, -1);
+      visit(e.callee(), -1, false);
+      for (const Expr& arg : e.args()) visit(arg, -1, false);
       break;
     case ExprKind::kLet:
-      visit(e.operand(), -1);
-      visit(e.body(), -1);
+      visit(e.operand(), -1, true);
+      visit(e.body(), -1, true);
       break;
     case ExprKind::kIf:
-      visit(e.cond(), -1);
-      visit(e.then_branch(), 0);
-      visit(e.else_branch(), 1);
+      visit(e.cond(), -1, false);
+      visit(e.then_branch(), 0, true);
+      visit(e.else_branch(), 1, true);
       break;
     case ExprKind::kTuple:
-      for (const Expr& field : e.fields()) visit(field, -1);
+      for (const Expr& field : e.fields()) visit(field, -1, false);
       break;
-    case ExprKind::kTupleGetItem: visit(e.tuple(), -1); break;
-    case ExprKind::kFunction: visit(e.body(), 0); break;
+    case ExprKind::kTupleGetItem: visit(e.tuple(), -1, false); break;
+    case ExprKind::kFunction: visit(e.body(), 0, true); break;
     case ExprKind::kMatch:
-      visit(e.data(), -1);
-      for (size_t i = 0; i < e.clauses().size(); ++i) visit(e.clauses()[i].body, static_cast<int>(i));
+      visit(e.data(), -1, false);
+      for (size_t i = 0; i < e.clauses().size(); ++i) {
+        visit(e.clauses()[i].body, static_cast<int>(i), true);
+      }
       break;
     default: break;
   }
@@ -114,6 +119,7 @@ class Printer {
  private:
   struct NodeInfo {
     int uses = 0;
+    int top_uses = 0;  // uses as a statement of its own
     int block = -1;
     int binding = -1;  // N of `%N = ...`, once printed
   };
@@ -124,9 +130,12 @@ class Printer {
   void Place(const Expr& root);
   int Lca(int a, int b) const;
   NodeInfo& Info(const Expr& e) { return info_[e.identity()]; }
+  // Whether `e` prints as %N: used more than once, or a call used inside another
+  // expression.
   bool IsShared(const Expr& e) {
     const auto it = info_.find(e.identity());
-    return !IsLeaf(e) && e.kind() != ExprKind::kLet && it != info_.end() && it->second.uses > 1;
+    if (IsLeaf(e) || e.is(ExprKind::kLet) || it == info_.end()) return false;
+    return it->second.uses > 1 || (e.is(ExprKind::kCall) && it->second.top_uses == 0);
   }
 
   void PrintBlock(const Expr& body, int block, int indent, std::string& out);
@@ -162,17 +171,17 @@ void Printer::Place(const Expr& root) {
       continue;
     }
     stack.emplace_back(e, true);
-    ForEachChild(e, [&](const Expr& child, int) {
+    ForEachChild(e, [&](const Expr& child, int, bool) {
       if (seen.insert(child.identity()).second) stack.emplace_back(child, false);
     });
   }
   blocks_.push_back({-1, 0});
   const int root_block = static_cast<int>(blocks_.size()) - 1;
-  Info(root) = {1, root_block, -1};
+  Info(root) = {1, 1, root_block, -1};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Expr& e = *it;
     const int placed = Info(e).block;
-    ForEachChild(e, [&](const Expr& child, int slot) {
+    ForEachChild(e, [&](const Expr& child, int slot, bool top) {
       int site = placed;
       if (slot >= 0) {
         const auto key = std::pair(e.identity(), slot);
@@ -186,6 +195,7 @@ void Printer::Place(const Expr& root) {
       }
       NodeInfo& info = Info(child);
       ++info.uses;
+      info.top_uses += top;
       info.block = info.block < 0 ? site : Lca(info.block, site);
     });
   }
@@ -242,7 +252,7 @@ void Printer::EmitPending(const Expr& e, int block, int indent, std::string& out
     }
     if (info.binding >= 0) continue;
     stack.emplace_back(node, true);
-    ForEachChild(node, [&](const Expr& child, int) {
+    ForEachChild(node, [&](const Expr& child, int, bool) {
       if (seen.insert(child.identity()).second) stack.emplace_back(child, false);
     });
   }

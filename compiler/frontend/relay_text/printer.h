@@ -11,8 +11,9 @@
 //   //   }
 //   // out.constants: the tensors that meta[relay.Constant][i] refers to.
 //
-// An expression used more than once is printed once, bound to `%N = ...;` in the
-// innermost block that encloses all its uses, before the first statement that uses it.
+// An expression used more than once, and a call used inside another expression, print
+// once, bound to `%N = ...;` in the innermost block that encloses all their uses, before
+// the first statement that uses them (TVM's graph form).
 // Variables print as `%name`, made unique (`%x`, `%x_1`) and made identifiers (other
 // characters become `_`). Rank-0 constants of float32, float64, int32, int64 and bool
 // print as literals (`1.5f`, `2f64`, `3`, `4i64`, `True`); other constants as

@@ -126,6 +126,7 @@ TEST(RelayPrinterTest, FunctionsMatchAndConstructors) {
       /*complete=*/false);
   const Expr fn = Expr::Function({l}, m, std::nullopt, {}, {{"Primitive", int64_t{1}}});
   EXPECT_EQ(Print(Expr::Call(fn, {Expr::Call(cons, {t, nil})})),
+            "%0 = Cons(%t, Nil);\n"
             "(fn (%l, Primitive=1) {\n"
             "  match? (%l) {\n"
             "    Cons(%h, _) => {\n"
@@ -135,7 +136,7 @@ TEST(RelayPrinterTest, FunctionsMatchAndConstructors) {
             "      @f()\n"
             "    },\n"
             "  }\n"
-            "})(Cons(%t, Nil))");
+            "})(%0)");
 }
 
 TEST(RelayPrinterTest, ScalarLiteralsAndMetaConstants) {
@@ -153,16 +154,31 @@ TEST(RelayPrinterTest, ScalarLiteralsAndMetaConstants) {
   EXPECT_EQ(constants[0].get(), big.get());
 }
 
-// Long let chains print without recursion as deep as the chain.
-TEST(RelayPrinterTest, LongLetChains) {
+// Calls nested in calls print one per line.
+TEST(RelayPrinterTest, NestedCallsPrintAsDataflow) {
+  const Expr x = Expr::Var("x"), w = Expr::Var("w");
+  EXPECT_EQ(Print(Op("nn.relu", {Op("nn.dense", {Op("exp", {x}), w})})),
+            "%0 = exp(%x);\n"
+            "%1 = nn.dense(%0, %w);\n"
+            "nn.relu(%1)");
+}
+
+// Long let and call chains print, and are freed, without recursion as deep as the
+// chain.
+TEST(RelayPrinterTest, LongChains) {
   const Expr x = Expr::Var("x");
+  Expr calls = x;
+  for (int i = 0; i < 100000; ++i) calls = Op("exp", {calls});
+  const std::string call_text = Print(calls);
+  EXPECT_EQ(std::count(call_text.begin(), call_text.end(), '\n'), 99999);
+
   Expr body = x;
   for (int i = 0; i < 100000; ++i) {
     const Expr v = Expr::Var("v");
     body = Expr::Let(v, Op("exp", {x}), body);
   }
-  const std::string text = Print(body);
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 100000);
+  const std::string let_text = Print(body);
+  EXPECT_EQ(std::count(let_text.begin(), let_text.end(), '\n'), 100000);
 }
 
 }  // namespace

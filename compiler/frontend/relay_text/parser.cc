@@ -1,0 +1,803 @@
+// A recursive-descent parser over Lexer's tokens, with two tokens of lookahead (enough
+// to tell `units=768` from an argument and `%0 = e;` from an expression). Let chains
+// are read in a loop, so their length costs no stack; everything that nests counts
+// against kMaxNesting.
+#include "compiler/frontend/relay_text/parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/literals.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/relay_text/lexer.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler {
+namespace {
+
+using relay_text::Lexer;
+using relay_text::Token;
+using relay_text::TokenKind;
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view source, absl::Span<const NDArray> constants,
+         Module& module, bool free_vars)
+      : text_(text), source_(source), lexer_(text), constants_(constants), module_(module),
+        free_vars_allowed_(free_vars) {}
+
+  absl::Status ParseModule();
+  absl::StatusOr<ParsedExpr> ParseStandalone();
+
+ private:
+  // Tokens.
+  const Token& Peek(size_t ahead = 0);
+  Token Take();
+  bool IsPunct(std::string_view p, size_t ahead = 0) {
+    return Peek(ahead).kind == TokenKind::kPunct && Peek(ahead).text == p;
+  }
+  bool IsName(std::string_view name, size_t ahead = 0) {
+    return Peek(ahead).kind == TokenKind::kName && Peek(ahead).text == name;
+  }
+  bool TryPunct(std::string_view p) {
+    if (!IsPunct(p)) return false;
+    Take();
+    return true;
+  }
+  absl::Status Expect(std::string_view p);
+  absl::StatusOr<std::string> ExpectName(std::string_view what);
+  absl::Status Error(const Token& at, absl::string_view message) const;
+  absl::Status Expected(std::string_view what) {
+    return Error(Peek(), absl::StrCat("expected ", std::string(what), ", got ",
+                                      relay_text::DescribeToken(Peek())));
+  }
+  // Counts one level of nesting; an error past kMaxNesting.
+  absl::Status Enter();
+  void Leave() { --depth_; }
+
+  // Module level.
+  absl::Status ParseVersion();
+  absl::Status ParseTypeDef();
+  absl::Status ParseDef();
+  absl::StatusOr<std::vector<std::string>> ParseTypeParams();
+
+  // Types and dims.
+  absl::StatusOr<Type> ParseType();
+  absl::StatusOr<Dim> ParseDim();
+  absl::StatusOr<Dim> ParseDimTerm();
+  absl::StatusOr<Dim> ParseDimFactor();
+
+  // Expressions.
+  absl::StatusOr<Expr> ParseBlock();
+  absl::StatusOr<Expr> ParseBraced();
+  absl::StatusOr<Expr> ParseExpr();
+  absl::StatusOr<Expr> ParsePrimary();
+  absl::StatusOr<Expr> ParseParenthesized();
+  absl::Status ParseArgs(std::vector<Expr>& args, kernels::Attrs& attrs, bool params);
+  absl::StatusOr<kernels::AttrValue> ParseAttrValue();
+  absl::StatusOr<Expr> ParseFunction(std::string_view global_name);
+  absl::StatusOr<Expr> ParseIf();
+  absl::StatusOr<Expr> ParseMatch();
+  absl::StatusOr<Pattern> ParsePattern();
+  absl::StatusOr<Expr> ParseVarDecl();
+  absl::StatusOr<Expr> ParseLiteral(bool negative);
+  absl::StatusOr<Expr> LookUpLocal(const Token& token);
+
+  std::string_view text_, source_;
+  Lexer lexer_;
+  std::deque<Token> lookahead_;
+  absl::Span<const NDArray> constants_;
+  Module& module_;
+  int depth_ = 0;
+
+  std::vector<absl::flat_hash_map<std::string, Expr>> scopes_;
+  std::vector<std::vector<std::string>> type_params_;
+  absl::flat_hash_set<std::string> adts_;  // defined or being defined
+  bool free_vars_allowed_;
+  std::vector<Expr> free_vars_;
+  absl::flat_hash_map<std::string, Expr> free_var_by_name_;
+  std::vector<Token> global_uses_;
+};
+
+// RAII for one level of nesting.
+#define DYNVM_NEST()                    \
+  DYNVM_RETURN_IF_ERROR(Enter());       \
+  struct NestGuard {                    \
+    Parser* p;                          \
+    ~NestGuard() { p->Leave(); }        \
+  } nest_guard_{this}
+
+const Token& Parser::Peek(size_t ahead) {
+  while (lookahead_.size() <= ahead) lookahead_.push_back(lexer_.Next());
+  return lookahead_[ahead];
+}
+
+Token Parser::Take() {
+  Peek();
+  Token t = std::move(lookahead_.front());
+  lookahead_.pop_front();
+  return t;
+}
+
+absl::Status Parser::Error(const Token& at, absl::string_view message) const {
+  size_t begin = at.offset;
+  while (begin > 0 && text_[begin - 1] != '\n') --begin;
+  size_t end = text_.find('\n', at.offset);
+  if (end == std::string_view::npos) end = text_.size();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s:%d:%d: %s\n  %s\n  %s^", source_, at.line, at.col, message,
+      text_.substr(begin, end - begin), std::string(at.col - 1, ' ')));
+}
+
+absl::Status Parser::Expect(std::string_view p) {
+  if (Peek().kind == TokenKind::kError) return Error(Peek(), Peek().text);
+  if (!TryPunct(p)) return Expected(absl::StrCat("'", std::string(p), "'"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Parser::ExpectName(std::string_view what) {
+  if (Peek().kind != TokenKind::kName) return Expected(what);
+  return Take().text;
+}
+
+absl::Status Parser::Enter() {
+  if (++depth_ > kMaxNesting) {
+    --depth_;
+    return Error(Peek(), absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
+// Module level
+
+absl::Status Parser::ParseModule() {
+  if (IsPunct("#")) DYNVM_RETURN_IF_ERROR(ParseVersion());
+  while (Peek().kind != TokenKind::kEnd) {
+    if (Peek().kind == TokenKind::kError) return Error(Peek(), Peek().text);
+    if (IsName("type")) {
+      DYNVM_RETURN_IF_ERROR(ParseTypeDef());
+    } else if (IsName("def")) {
+      DYNVM_RETURN_IF_ERROR(ParseDef());
+    } else if (IsPunct("#")) {
+      return Error(Peek(), "metadata sections are not supported: constants come from an .npz");
+    } else {
+      return Expected("'def' or 'type'");
+    }
+  }
+  for (const Token& use : global_uses_) {
+    if (!module_.HasFunction(use.text)) {
+      return Error(use, absl::StrCat("undefined function @", use.text));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseVersion() {
+  Take();  // '#'
+  DYNVM_RETURN_IF_ERROR(Expect("["));
+  if (!IsName("version")) return Expected("'version'");
+  Take();
+  DYNVM_RETURN_IF_ERROR(Expect("="));
+  if (Peek().kind != TokenKind::kString) return Expected("a version string");
+  if (Peek().text != "0.0.5") {
+    return Error(Peek(), absl::StrCat("unsupported version \"", Peek().text, "\": expected \"0.0.5\""));
+  }
+  Take();
+  return Expect("]");
+}
+
+absl::StatusOr<std::vector<std::string>> Parser::ParseTypeParams() {
+  std::vector<std::string> params;
+  if (!TryPunct("[")) return params;
+  do {
+    DYNVM_ASSIGN_OR_RETURN(std::string name, ExpectName("a type parameter"));
+    params.push_back(std::move(name));
+  } while (TryPunct(","));
+  DYNVM_RETURN_IF_ERROR(Expect("]"));
+  return params;
+}
+
+absl::Status Parser::ParseTypeDef() {
+  Take();  // 'type'
+  const Token name_token = Peek();
+  DYNVM_ASSIGN_OR_RETURN(const std::string name, ExpectName("a type name"));
+  if (adts_.contains(name)) return Error(name_token, absl::StrCat("type ", name, " is defined twice"));
+  DYNVM_ASSIGN_OR_RETURN(std::vector<std::string> params, ParseTypeParams());
+  adts_.insert(name);  // constructors may refer to the type itself
+  type_params_.push_back(params);
+  TypeData data{name, params, {}};
+  DYNVM_RETURN_IF_ERROR(Expect("{"));
+  while (!IsPunct("}")) {
+    const Token ctor_token = Peek();
+    DYNVM_ASSIGN_OR_RETURN(const std::string ctor, ExpectName("a constructor name or '}'"));
+    std::vector<Type> fields;
+    if (TryPunct("(")) {
+      do {
+        DYNVM_ASSIGN_OR_RETURN(Type t, ParseType());
+        fields.push_back(std::move(t));
+      } while (TryPunct(","));
+      DYNVM_RETURN_IF_ERROR(Expect(")"));
+    }
+    if (module_.FindConstructor(ctor) != nullptr) {
+      return Error(ctor_token, absl::StrCat("constructor ", ctor, " is defined twice"));
+    }
+    data.constructors.push_back(Expr::Constructor(ctor, name, static_cast<int>(data.constructors.size()), std::move(fields)));
+    if (!TryPunct(",")) break;
+  }
+  DYNVM_RETURN_IF_ERROR(Expect("}"));
+  type_params_.pop_back();
+  const absl::Status added = module_.AddType(std::move(data));
+  if (!added.ok()) return Error(name_token, added.message());
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseDef() {
+  Take();  // 'def'
+  const Token name = Peek();
+  if (name.kind != TokenKind::kGlobal) return Expected("a function name like @main");
+  Take();
+  if (module_.HasFunction(name.text)) {
+    return Error(name, absl::StrCat("function @", name.text, " is defined twice"));
+  }
+  DYNVM_ASSIGN_OR_RETURN(Expr fn, ParseFunction(name.text));
+  return module_.AddFunction(name.text, std::move(fn));
+}
+
+// ---------------------------------------------------------------------------------------
+// Types
+
+absl::StatusOr<Type> Parser::ParseType() {
+  DYNVM_NEST();
+  const Token at = Peek();
+  if (TryPunct("(")) {
+    std::vector<Type> fields;
+    bool trailing_comma = false;
+    while (!IsPunct(")")) {
+      DYNVM_ASSIGN_OR_RETURN(Type t, ParseType());
+      fields.push_back(std::move(t));
+      trailing_comma = TryPunct(",");
+      if (!trailing_comma) break;
+    }
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    if (fields.size() == 1 && !trailing_comma) return fields[0];
+    return Type::Tuple(std::move(fields));
+  }
+  if (at.kind != TokenKind::kName) return Expected("a type");
+  const std::string name = Take().text;
+  if (name == "Tensor") {
+    DYNVM_RETURN_IF_ERROR(Expect("["));
+    DYNVM_RETURN_IF_ERROR(Expect("("));
+    std::vector<Dim> shape;
+    while (!IsPunct(")")) {
+      DYNVM_ASSIGN_OR_RETURN(Dim d, ParseDim());
+      shape.push_back(std::move(d));
+      if (!TryPunct(",")) break;
+    }
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    DYNVM_RETURN_IF_ERROR(Expect(","));
+    const Token dtype_token = Peek();
+    DYNVM_ASSIGN_OR_RETURN(const std::string dtype_name, ExpectName("a dtype"));
+    const absl::StatusOr<DType> dtype = ParseRelayDType(dtype_name);
+    if (!dtype.ok()) return Error(dtype_token, dtype.status().message());
+    DYNVM_RETURN_IF_ERROR(Expect("]"));
+    return Type::Tensor(*dtype, std::move(shape));
+  }
+  if (name == "fn") {
+    DYNVM_ASSIGN_OR_RETURN(std::vector<std::string> type_params, ParseTypeParams());
+    type_params_.push_back(type_params);
+    DYNVM_RETURN_IF_ERROR(Expect("("));
+    std::vector<Type> params;
+    while (!IsPunct(")")) {
+      DYNVM_ASSIGN_OR_RETURN(Type t, ParseType());
+      params.push_back(std::move(t));
+      if (!TryPunct(",")) break;
+    }
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    DYNVM_RETURN_IF_ERROR(Expect("->"));
+    DYNVM_ASSIGN_OR_RETURN(Type ret, ParseType());
+    type_params_.pop_back();
+    return Type::Func(std::move(params), std::move(ret), std::move(type_params));
+  }
+  if (absl::StatusOr<DType> dtype = ParseRelayDType(name); dtype.ok()) return Type::Scalar(*dtype);
+  for (auto it = type_params_.rbegin(); it != type_params_.rend(); ++it) {
+    if (std::find(it->begin(), it->end(), name) != it->end()) return Type::Var(name);
+  }
+  if (!adts_.contains(name)) return Error(at, absl::StrCat("unknown type '", name, "'"));
+  std::vector<Type> args;
+  if (TryPunct("[")) {
+    do {
+      DYNVM_ASSIGN_OR_RETURN(Type t, ParseType());
+      args.push_back(std::move(t));
+    } while (TryPunct(","));
+    DYNVM_RETURN_IF_ERROR(Expect("]"));
+  }
+  return Type::Adt(name, std::move(args));
+}
+
+// dim := term (('+' | '-') term)*
+absl::StatusOr<Dim> Parser::ParseDim() {
+  DYNVM_ASSIGN_OR_RETURN(Dim d, ParseDimTerm());
+  while (IsPunct("+") || IsPunct("-")) {
+    const bool add = Take().text == "+";
+    DYNVM_ASSIGN_OR_RETURN(const Dim rhs, ParseDimTerm());
+    d = add ? d + rhs : d - rhs;
+  }
+  return d;
+}
+
+// term := factor (('*' | '/' | '%') factor)*
+absl::StatusOr<Dim> Parser::ParseDimTerm() {
+  DYNVM_ASSIGN_OR_RETURN(Dim d, ParseDimFactor());
+  while (IsPunct("*") || IsPunct("/") || IsPunct("%")) {
+    const std::string op = Take().text;
+    DYNVM_ASSIGN_OR_RETURN(const Dim rhs, ParseDimFactor());
+    d = op == "*" ? d * rhs : op == "/" ? FloorDiv(d, rhs) : FloorMod(d, rhs);
+  }
+  return d;
+}
+
+// factor := INT | NAME | '?' | '-' factor | '(' dim ')' | (min|max) '(' dim ',' dim ')'
+absl::StatusOr<Dim> Parser::ParseDimFactor() {
+  DYNVM_NEST();
+  const Token at = Peek();
+  if (TryPunct("?")) return Dim::Any();
+  if (TryPunct("-")) {
+    DYNVM_ASSIGN_OR_RETURN(const Dim d, ParseDimFactor());
+    return -d;
+  }
+  if (TryPunct("(")) {
+    DYNVM_ASSIGN_OR_RETURN(const Dim d, ParseDim());
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    return d;
+  }
+  if (at.kind == TokenKind::kInt) {
+    Take();
+    const absl::StatusOr<int64_t> v = ParseInt(at.text);
+    if (!v.ok()) return Error(at, v.status().message());
+    return Dim(*v);
+  }
+  if (at.kind == TokenKind::kName) {
+    Take();
+    if ((at.text == "min" || at.text == "max") && TryPunct("(")) {
+      DYNVM_ASSIGN_OR_RETURN(const Dim a, ParseDim());
+      DYNVM_RETURN_IF_ERROR(Expect(","));
+      DYNVM_ASSIGN_OR_RETURN(const Dim b, ParseDim());
+      DYNVM_RETURN_IF_ERROR(Expect(")"));
+      return at.text == "min" ? Min(a, b) : Max(a, b);
+    }
+    if (at.text.find('.') != std::string::npos) {
+      return Error(at, absl::StrCat("'", at.text, "' is not a dimension: symbols are identifiers"));
+    }
+    return Dim::Symbol(at.text);
+  }
+  return Expected("a dimension (an integer, a symbol or '?')");
+}
+
+// ---------------------------------------------------------------------------------------
+// Expressions
+
+// block := ('let' var '=' expr ';' | %N '=' expr ';')* expr
+absl::StatusOr<Expr> Parser::ParseBlock() {
+  DYNVM_NEST();
+  scopes_.emplace_back();
+  std::vector<std::pair<Expr, Expr>> lets;
+  Expr result;
+  while (true) {
+    if (IsName("let")) {
+      Take();
+      DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
+      // The variable is in scope in its own value, so that a let-bound fn may recurse.
+      scopes_.back()[absl::StrCat("%", var.name())] = var;
+      DYNVM_RETURN_IF_ERROR(Expect("="));
+      DYNVM_ASSIGN_OR_RETURN(Expr value, ParseExpr());
+      DYNVM_RETURN_IF_ERROR(Expect(";"));
+      lets.emplace_back(std::move(var), std::move(value));
+    } else if (Peek().kind == TokenKind::kLocal && IsPunct("=", 1)) {
+      const Token name = Take();
+      Take();  // '='
+      DYNVM_ASSIGN_OR_RETURN(Expr value, ParseExpr());
+      DYNVM_RETURN_IF_ERROR(Expect(";"));
+      scopes_.back()[absl::StrCat("%", name.text)] = std::move(value);
+    } else {
+      DYNVM_ASSIGN_OR_RETURN(result, ParseExpr());
+      break;
+    }
+  }
+  scopes_.pop_back();
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+    result = Expr::Let(std::move(it->first), std::move(it->second), std::move(result));
+  }
+  return result;
+}
+
+absl::StatusOr<Expr> Parser::ParseBraced() {
+  DYNVM_RETURN_IF_ERROR(Expect("{"));
+  DYNVM_ASSIGN_OR_RETURN(Expr body, ParseBlock());
+  DYNVM_RETURN_IF_ERROR(Expect("}"));
+  return body;
+}
+
+// expr := primary ('(' args ')' | '.' INT)*
+absl::StatusOr<Expr> Parser::ParseExpr() {
+  DYNVM_NEST();
+  DYNVM_ASSIGN_OR_RETURN(Expr e, ParsePrimary());
+  while (true) {
+    if (TryPunct("(")) {
+      std::vector<Expr> args;
+      kernels::Attrs attrs;
+      DYNVM_RETURN_IF_ERROR(ParseArgs(args, attrs, /*params=*/false));
+      e = Expr::Call(std::move(e), std::move(args), std::move(attrs));
+    } else if (TryPunct(".")) {
+      const Token index = Peek();
+      if (index.kind != TokenKind::kInt) return Expected("a tuple index");
+      Take();
+      const absl::StatusOr<int64_t> i = ParseInt(index.text);
+      if (!i.ok() || *i > std::numeric_limits<int>::max()) {
+        return Error(index, absl::StrCat("tuple index ", index.text, " out of range"));
+      }
+      e = Expr::TupleGetItem(std::move(e), static_cast<int>(*i));
+    } else {
+      return e;
+    }
+  }
+}
+
+absl::StatusOr<Expr> Parser::ParsePrimary() {
+  const Token at = Peek();
+  switch (at.kind) {
+    case TokenKind::kLocal: Take(); return LookUpLocal(at);
+    case TokenKind::kGlobal:
+      Take();
+      global_uses_.push_back(at);
+      return Expr::GlobalVar(at.text);
+    case TokenKind::kInt:
+    case TokenKind::kFloat: return ParseLiteral(/*negative=*/false);
+    case TokenKind::kError: return Error(at, at.text);
+    case TokenKind::kEnd: return Expected("an expression");
+    default: break;
+  }
+  if (at.kind == TokenKind::kPunct) {
+    if (at.text == "(") return ParseParenthesized();
+    if (at.text == "-" && (Peek(1).kind == TokenKind::kInt || Peek(1).kind == TokenKind::kFloat)) {
+      Take();
+      return ParseLiteral(/*negative=*/true);
+    }
+    return Expected("an expression");
+  }
+  if (at.kind != TokenKind::kName) return Expected("an expression");
+  if (at.text == "fn") {
+    Take();
+    return ParseFunction("");
+  }
+  if (at.text == "if") return ParseIf();
+  if (at.text == "match") return ParseMatch();
+  if (at.text == "let") return ParseBlock();
+  Take();
+  if (at.text == "True" || at.text == "False") {
+    NDArray t = *NDArrayObj::Empty({}, DType::kBool, MakeNaiveAllocator());
+    *t->data_as<uint8_t>() = at.text == "True";
+    return Expr::Constant(std::move(t));
+  }
+  if (at.text == "meta") {
+    DYNVM_RETURN_IF_ERROR(Expect("["));
+    if (!IsName("relay.Constant")) return Expected("'relay.Constant'");
+    Take();
+    DYNVM_RETURN_IF_ERROR(Expect("]"));
+    DYNVM_RETURN_IF_ERROR(Expect("["));
+    const Token index = Peek();
+    if (index.kind != TokenKind::kInt) return Expected("a constant index");
+    Take();
+    DYNVM_RETURN_IF_ERROR(Expect("]"));
+    const absl::StatusOr<int64_t> i = ParseInt(index.text);
+    if (!i.ok() || *i < 0 || static_cast<uint64_t>(*i) >= constants_.size()) {
+      return Error(index, absl::StrFormat("meta[relay.Constant][%s] is out of range: %d constants given",
+                                          index.text, constants_.size()));
+    }
+    return Expr::Constant(constants_[*i]);
+  }
+  if (const Expr* ctor = module_.FindConstructor(at.text)) return *ctor;
+  return Expr::Op(at.text);
+}
+
+// '(' ')' | '(' block ')' | '(' expr ',' ')' | '(' expr (',' expr)+ ')'
+absl::StatusOr<Expr> Parser::ParseParenthesized() {
+  DYNVM_NEST();
+  Take();  // '('
+  if (TryPunct(")")) return Expr::Tuple({});
+  DYNVM_ASSIGN_OR_RETURN(Expr first, ParseBlock());
+  if (TryPunct(")")) return first;
+  if (!IsPunct(",")) return Expected("',' or ')'");
+  std::vector<Expr> fields = {std::move(first)};
+  while (TryPunct(",") && !IsPunct(")")) {
+    DYNVM_ASSIGN_OR_RETURN(Expr field, ParseExpr());
+    fields.push_back(std::move(field));
+  }
+  DYNVM_RETURN_IF_ERROR(Expect(")"));
+  return Expr::Tuple(std::move(fields));
+}
+
+// The part after '(': (item (',' item)*)? ')', where an item is `name=value` (an
+// attribute, after every other item) or an argument (`params`: a declared parameter).
+absl::Status Parser::ParseArgs(std::vector<Expr>& args, kernels::Attrs& attrs, bool params) {
+  if (TryPunct(")")) return absl::OkStatus();
+  do {
+    if (Peek().kind == TokenKind::kName && IsPunct("=", 1)) {
+      const Token name = Take();
+      Take();  // '='
+      if (attrs.contains(name.text)) {
+        return Error(name, absl::StrCat("attribute '", name.text, "' is given twice"));
+      }
+      DYNVM_ASSIGN_OR_RETURN(attrs[name.text], ParseAttrValue());
+      continue;
+    }
+    if (!attrs.empty()) return Error(Peek(), "arguments must come before attributes");
+    if (params) {
+      DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
+      scopes_.back()[absl::StrCat("%", var.name())] = var;
+      args.push_back(std::move(var));
+    } else {
+      DYNVM_ASSIGN_OR_RETURN(Expr arg, ParseExpr());
+      args.push_back(std::move(arg));
+    }
+  } while (TryPunct(","));
+  return Expect(")");
+}
+
+absl::StatusOr<kernels::AttrValue> Parser::ParseAttrValue() {
+  DYNVM_NEST();
+  const Token at = Peek();
+  if (at.kind == TokenKind::kString) return Take().text;
+  if (IsName("True") || IsName("False")) return int64_t{Take().text == "True"};
+  if (TryPunct("[")) {
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    bool any_float = false;
+    while (!IsPunct("]")) {
+      DYNVM_ASSIGN_OR_RETURN(kernels::AttrValue item, ParseAttrValue());
+      if (const auto* i = std::get_if<int64_t>(&item)) {
+        ints.push_back(*i);
+        floats.push_back(static_cast<double>(*i));
+      } else if (const auto* d = std::get_if<double>(&item)) {
+        any_float = true;
+        floats.push_back(*d);
+      } else {
+        return Error(at, "a list attribute holds numbers only");
+      }
+      if (!TryPunct(",")) break;
+    }
+    DYNVM_RETURN_IF_ERROR(Expect("]"));
+    if (any_float) return floats;
+    return ints;
+  }
+  const bool negative = TryPunct("-");
+  const Token number = Peek();
+  if (number.kind != TokenKind::kInt && number.kind != TokenKind::kFloat) {
+    return Expected("an attribute value (a number, a string, True, False or a list)");
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Expr literal, ParseLiteral(negative));
+  const NDArray& v = literal.value();
+  switch (v->dtype()) {
+    case DType::kF32: return static_cast<double>(*v->data_as<float>());
+    case DType::kF64: return *v->data_as<double>();
+    case DType::kI32: return int64_t{*v->data_as<int32_t>()};
+    default: return *v->data_as<int64_t>();
+  }
+}
+
+// A literal: int (int32), <int>i64, <int>i32, float or <float>f / f32 (float32), f64.
+absl::StatusOr<Expr> Parser::ParseLiteral(bool negative) {
+  const Token at = Take();
+  size_t digits = 0;
+  const std::string& s = at.text;
+  while (digits < s.size() && (std::isdigit(static_cast<unsigned char>(s[digits])) || s[digits] == '.' ||
+                               ((s[digits] == 'e' || s[digits] == 'E') && digits + 1 < s.size() &&
+                                (std::isdigit(static_cast<unsigned char>(s[digits + 1])) ||
+                                 s[digits + 1] == '-' || s[digits + 1] == '+')) ||
+                               ((s[digits] == '-' || s[digits] == '+') && digits > 0 &&
+                                (s[digits - 1] == 'e' || s[digits - 1] == 'E')))) {
+    ++digits;
+  }
+  const std::string number = absl::StrCat(negative ? "-" : "", s.substr(0, digits));
+  const std::string suffix = s.substr(digits);
+  DType dtype;
+  if (suffix.empty()) {
+    dtype = at.kind == TokenKind::kFloat ? DType::kF32 : DType::kI32;
+  } else if (suffix == "f" || suffix == "f32") {
+    dtype = DType::kF32;
+  } else if (suffix == "f64") {
+    dtype = DType::kF64;
+  } else if (suffix == "i32" && at.kind == TokenKind::kInt) {
+    dtype = DType::kI32;
+  } else if (suffix == "i64" && at.kind == TokenKind::kInt) {
+    dtype = DType::kI64;
+  } else {
+    return Error(at, absl::StrCat("unknown literal suffix '", suffix, "': expected f, f32, f64, i32 or i64"));
+  }
+  NDArray t = *NDArrayObj::Empty({}, dtype, MakeNaiveAllocator());
+  if (dtype == DType::kF32 || dtype == DType::kF64) {
+    const absl::StatusOr<double> v = ParseDouble(number);
+    if (!v.ok()) return Error(at, v.status().message());
+    if (dtype == DType::kF32) {
+      *t->data_as<float>() = static_cast<float>(*v);
+    } else {
+      *t->data_as<double>() = *v;
+    }
+  } else {
+    const absl::StatusOr<int64_t> v = ParseInt(number);
+    if (!v.ok()) return Error(at, v.status().message());
+    if (dtype == DType::kI64) {
+      *t->data_as<int64_t>() = *v;
+    } else {
+      if (*v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
+        return Error(at, absl::StrCat("integer ", number, " does not fit int32: write ", number, "i64"));
+      }
+      *t->data_as<int32_t>() = static_cast<int32_t>(*v);
+    }
+  }
+  return Expr::Constant(std::move(t));
+}
+
+absl::StatusOr<Expr> Parser::LookUpLocal(const Token& token) {
+  const std::string key = absl::StrCat("%", token.text);
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    const auto found = it->find(key);
+    if (found != it->end()) return found->second;
+  }
+  if (!free_vars_allowed_) return Error(token, absl::StrCat("unbound variable %", token.text));
+  auto [entry, inserted] = free_var_by_name_.try_emplace(key);
+  if (inserted) {
+    entry->second = Expr::Var(token.text);
+    free_vars_.push_back(entry->second);
+  }
+  return entry->second;
+}
+
+// %name (':' type)?
+absl::StatusOr<Expr> Parser::ParseVarDecl() {
+  const Token name = Peek();
+  if (name.kind != TokenKind::kLocal) return Expected("a variable like %x");
+  Take();
+  std::optional<Type> annotation;
+  if (TryPunct(":")) {
+    DYNVM_ASSIGN_OR_RETURN(annotation, ParseType());
+  }
+  return Expr::Var(name.text, std::move(annotation));
+}
+
+// After 'fn' or 'def @name': ('[' type params ']')? '(' params ')' ('->' type)? '{' block '}'
+absl::StatusOr<Expr> Parser::ParseFunction(std::string_view global_name) {
+  DYNVM_NEST();
+  DYNVM_ASSIGN_OR_RETURN(std::vector<std::string> type_params, ParseTypeParams());
+  type_params_.push_back(type_params);
+  scopes_.emplace_back();
+  DYNVM_RETURN_IF_ERROR(Expect("("));
+  std::vector<Expr> params;
+  kernels::Attrs attrs;
+  DYNVM_RETURN_IF_ERROR(ParseArgs(params, attrs, /*params=*/true));
+  std::optional<Type> ret;
+  if (TryPunct("->")) {
+    DYNVM_ASSIGN_OR_RETURN(ret, ParseType());
+  }
+  DYNVM_ASSIGN_OR_RETURN(Expr body, ParseBraced());
+  scopes_.pop_back();
+  type_params_.pop_back();
+  return Expr::Function(std::move(params), std::move(body), std::move(ret), std::move(type_params),
+                        std::move(attrs));
+}
+
+absl::StatusOr<Expr> Parser::ParseIf() {
+  DYNVM_NEST();
+  Take();  // 'if'
+  DYNVM_RETURN_IF_ERROR(Expect("("));
+  DYNVM_ASSIGN_OR_RETURN(Expr cond, ParseExpr());
+  DYNVM_RETURN_IF_ERROR(Expect(")"));
+  DYNVM_ASSIGN_OR_RETURN(Expr then_branch, ParseBraced());
+  if (!IsName("else")) return Expected("'else'");
+  Take();
+  DYNVM_ASSIGN_OR_RETURN(Expr else_branch, ParseBraced());
+  return Expr::If(std::move(cond), std::move(then_branch), std::move(else_branch));
+}
+
+// 'match' '?'? '(' expr ')' '{' (pattern '=>' ('{' block '}' | expr) ','?)* '}'
+absl::StatusOr<Expr> Parser::ParseMatch() {
+  DYNVM_NEST();
+  Take();  // 'match'
+  const bool complete = !TryPunct("?");
+  DYNVM_RETURN_IF_ERROR(Expect("("));
+  DYNVM_ASSIGN_OR_RETURN(Expr data, ParseExpr());
+  DYNVM_RETURN_IF_ERROR(Expect(")"));
+  DYNVM_RETURN_IF_ERROR(Expect("{"));
+  std::vector<Clause> clauses;
+  while (!IsPunct("}")) {
+    scopes_.emplace_back();
+    DYNVM_ASSIGN_OR_RETURN(Pattern pattern, ParsePattern());
+    DYNVM_RETURN_IF_ERROR(Expect("=>"));
+    absl::StatusOr<Expr> body = IsPunct("{") ? ParseBraced() : ParseExpr();
+    if (!body.ok()) return body.status();
+    scopes_.pop_back();
+    clauses.push_back({std::move(pattern), *std::move(body)});
+    if (!TryPunct(",")) break;
+  }
+  DYNVM_RETURN_IF_ERROR(Expect("}"));
+  return Expr::Match(std::move(data), std::move(clauses), complete);
+}
+
+// '_' | %var (':' type)? | Ctor ('(' patterns ')')? | '(' patterns ')'
+absl::StatusOr<Pattern> Parser::ParsePattern() {
+  DYNVM_NEST();
+  const Token at = Peek();
+  const auto fields = [&]() -> absl::StatusOr<std::vector<Pattern>> {
+    std::vector<Pattern> out;
+    while (!IsPunct(")")) {
+      DYNVM_ASSIGN_OR_RETURN(Pattern p, ParsePattern());
+      out.push_back(std::move(p));
+      if (!TryPunct(",")) break;
+    }
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    return out;
+  };
+  if (IsName("_")) {
+    Take();
+    return Pattern::Wildcard();
+  }
+  if (at.kind == TokenKind::kLocal) {
+    DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
+    scopes_.back()[absl::StrCat("%", var.name())] = var;
+    return Pattern::Bind(std::move(var));
+  }
+  if (TryPunct("(")) {
+    DYNVM_ASSIGN_OR_RETURN(std::vector<Pattern> items, fields());
+    return Pattern::Tuple(std::move(items));
+  }
+  if (at.kind != TokenKind::kName) return Expected("a pattern");
+  Take();
+  const Expr* ctor = module_.FindConstructor(at.text);
+  if (ctor == nullptr) return Error(at, absl::StrCat("unknown constructor ", at.text));
+  std::vector<Pattern> items;
+  if (TryPunct("(")) {
+    DYNVM_ASSIGN_OR_RETURN(items, fields());
+  }
+  if (items.size() != ctor->field_types().size()) {
+    return Error(at, absl::StrFormat("constructor %s has %d fields, the pattern gives %d", at.text,
+                                     ctor->field_types().size(), items.size()));
+  }
+  return Pattern::Constructor(*ctor, std::move(items));
+}
+
+absl::StatusOr<ParsedExpr> Parser::ParseStandalone() {
+  for (const std::string& name : module_.type_names()) adts_.insert(name);
+  DYNVM_ASSIGN_OR_RETURN(Expr e, ParseBlock());
+  if (Peek().kind != TokenKind::kEnd) return Expected("end of input");
+  return ParsedExpr{std::move(e), std::move(free_vars_)};
+}
+
+}  // namespace
+
+absl::StatusOr<Module> ParseModule(std::string_view text, absl::Span<const NDArray> constants,
+                                   std::string_view source_name) {
+  Module module;
+  Parser parser(text, source_name, constants, module, /*free_vars=*/false);
+  DYNVM_RETURN_IF_ERROR(parser.ParseModule());
+  return module;
+}
+
+absl::StatusOr<ParsedExpr> ParseExpr(std::string_view text, const Module& module,
+                                     absl::Span<const NDArray> constants,
+                                     std::string_view source_name) {
+  Module copy = module;
+  Parser parser(text, source_name, constants, copy, /*free_vars=*/true);
+  return parser.ParseStandalone();
+}
+
+}  // namespace dynvm::compiler

@@ -1,0 +1,212 @@
+// Tests of the Relay text parser (compiler/frontend/relay_text/parser.h): programs in
+// Relay's own syntax, what the printer prints reading back to the same text (and the
+// same sharing), and errors that point at the token with what was expected.
+#include "compiler/frontend/relay_text/parser.h"
+
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/relay_text/printer.h"
+#include "gtest/gtest.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler {
+namespace {
+
+constexpr std::string_view kProgram = R"(#[version = "0.0.5"]
+// A list, a generic map over it, and a main that uses both.
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+
+def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {
+  match (%l) {
+    Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)),
+    Nil => Nil,
+  }
+}
+
+def @main(%x: Tensor[(n, 768), float32], %w: Tensor[(768, 768), float32],
+          %c: bool) -> Tensor[(n, 768), float32] {
+  %0 = nn.dense(%x, %w, units=768);  /* shared */
+  let %y: Tensor[(n*2, 768), float32] = concatenate((%0, %0), axis=0);
+  if (%c) {
+    nn.layer_norm(%0, epsilon=1e-05f, center=True, axes=[1])
+  } else {
+    let %s = fn (%a) { multiply(%a, 2f) };
+    %s(%0)
+  }
+}
+)";
+
+TEST(RelayParserTest, ParsesRelaySyntax) {
+  absl::StatusOr<Module> mod = ParseModule(kProgram);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(mod->function_names(), (std::vector<std::string>{"map", "main"}));
+  ASSERT_NE(mod->FindType("List"), nullptr);
+  const Expr main = *mod->Function("main");
+  ASSERT_EQ(main.params().size(), 3u);
+  EXPECT_EQ(main.params()[0].annotation()->ToString(), "Tensor[(n, 768), float32]");
+  EXPECT_EQ(main.params()[2].annotation(), Type::Scalar(DType::kBool));
+  // let %y = concatenate((%0, %0)) with %0 one node.
+  const Expr let = main.body();
+  ASSERT_EQ(let.kind(), ExprKind::kLet);
+  EXPECT_EQ(let.var().annotation()->ToString(), "Tensor[(n*2, 768), float32]");
+  const Expr tuple = let.operand().args()[0];
+  EXPECT_TRUE(tuple.fields()[0].same_as(tuple.fields()[1]));
+  EXPECT_EQ(std::get<int64_t>(let.operand().attrs().at("axis")), 0);
+  const Expr branch = let.body();
+  ASSERT_EQ(branch.kind(), ExprKind::kIf);
+  const kernels::Attrs& ln = branch.then_branch().attrs();
+  EXPECT_EQ(std::get<double>(ln.at("epsilon")), static_cast<double>(1e-05f));
+  EXPECT_EQ(std::get<int64_t>(ln.at("center")), 1);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(ln.at("axes")), std::vector<int64_t>{1});
+  EXPECT_TRUE(branch.then_branch().args()[0].same_as(tuple.fields()[0]));
+
+  const Expr map = *mod->Function("map");
+  EXPECT_EQ(map.type_params(), (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(map.params()[0].annotation()->ToString(), "fn (A) -> B");
+  const Expr match = map.body();
+  ASSERT_EQ(match.kind(), ExprKind::kMatch);
+  EXPECT_TRUE(match.complete());
+  const Clause& cons = match.clauses()[0];
+  EXPECT_EQ(cons.pattern.expr().name(), "Cons");
+  // The body's %h is the pattern's variable.
+  EXPECT_TRUE(cons.body.args()[0].args()[0].same_as(cons.pattern.fields()[0].expr()));
+  EXPECT_EQ(cons.body.args()[1].callee().kind(), ExprKind::kGlobalVar);
+}
+
+// Printing what was parsed and parsing it again gives the same text: the printer and
+// the parser agree on every construct.
+TEST(RelayParserTest, PrintedModulesReadBack) {
+  absl::StatusOr<Module> mod = ParseModule(kProgram);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const RelayText first = PrintModule(*mod);
+  absl::StatusOr<Module> again = ParseModule(first.text, first.constants);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << first.text;
+  EXPECT_EQ(PrintModule(*again).text, first.text);
+}
+
+TEST(RelayParserTest, ExpressionsReadBack) {
+  const Module empty;
+  for (std::string_view text : {
+           "add(%x, 1.0f)",
+           "(%a, %b).1",
+           "%t.0.1",
+           "(%a,)",
+           "()",
+           "let %y = negative(%x);\n%0 = exp(%y);\nadd(%0, %0)",
+           "sum((\n  let %y = negative(%x);\n  exp(%y)\n))",
+           "if (%c) {\n  %0 = log(%x);\n  add(%0, %0)\n} else {\n  %x\n}",
+           "(fn (%a: Tensor[(?, 4), float32], Primitive=1) -> Tensor[(?, 4), float32] {\n"
+           "  nn.relu(%a)\n})(%x)",
+           "(1.5f, 2.0f64, -3, 4i64, True, False)",
+           "reshape(%x, name=\"a\\\"b\", newshape=[-1, 64])",  // attributes print sorted
+           "clip(%x, a_max=6.0f, a_min=-1.0f, scales=[0.5f, 2.0f])",
+       }) {
+    absl::StatusOr<ParsedExpr> parsed = ParseExpr(text, empty);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    std::vector<NDArray> constants;
+    EXPECT_EQ(PrintExpr(parsed->expr, constants), text);
+  }
+}
+
+TEST(RelayParserTest, FreeVariablesInExpressions) {
+  absl::StatusOr<ParsedExpr> parsed = ParseExpr("add(%x, multiply(%y, %x))", Module());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->free_vars.size(), 2u);
+  EXPECT_EQ(parsed->free_vars[0].name(), "x");
+  EXPECT_TRUE(parsed->expr.args()[0].same_as(parsed->free_vars[0]));
+  EXPECT_TRUE(parsed->expr.args()[1].args()[1].same_as(parsed->free_vars[0]));
+}
+
+TEST(RelayParserTest, SymbolicDims) {
+  absl::StatusOr<ParsedExpr> parsed =
+      ParseExpr("let %v: Tensor[(n*12 + 1, (n + 7) / 8, min(n, 512), -n + 2*n, ?, 3), int64] "
+                "= %x;\n%v",
+                Module());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const Dim n = Dim::Symbol("n");
+  const std::vector<Dim> want = {n * 12 + 1, FloorDiv(n + 7, 8), Min(n, 512), n, Dim::Any(), 3};
+  EXPECT_EQ(parsed->expr.var().annotation()->shape(), want);
+}
+
+TEST(RelayParserTest, MetaConstants) {
+  NDArray t = *NDArrayObj::Empty({2}, DType::kF32, MakeNaiveAllocator());
+  absl::StatusOr<ParsedExpr> parsed = ParseExpr("add(%x, meta[relay.Constant][0])", Module(), {t});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->expr.args()[1].value().get(), t.get());
+  EXPECT_EQ(ParseExpr("meta[relay.Constant][1]", Module(), {t}).status().message(),
+            "<input>:1:22: meta[relay.Constant][1] is out of range: 1 constants given\n"
+            "  meta[relay.Constant][1]\n"
+            "                       ^");
+}
+
+void ExpectModuleError(std::string_view text, std::string_view message) {
+  const absl::StatusOr<Module> mod = ParseModule(text, {}, "m.relay");
+  ASSERT_FALSE(mod.ok()) << text;
+  EXPECT_EQ(mod.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(mod.status().message()), std::string(message));
+}
+
+TEST(RelayParserTest, ErrorsPointAtTheToken) {
+  ExpectModuleError("def @main(%x) {\n  nn.relu(%x;\n}",
+                    "m.relay:2:13: expected ')', got ';'\n"
+                    "    nn.relu(%x;\n"
+                    "              ^");
+  ExpectModuleError("def @main() {\n  %y\n}",
+                    "m.relay:2:3: unbound variable %y\n"
+                    "    %y\n"
+                    "    ^");
+  ExpectModuleError("def @main() { @g() }",
+                    "m.relay:1:15: undefined function @g\n"
+                    "  def @main() { @g() }\n"
+                    "                ^");
+  ExpectModuleError("def @f() { 1 }\ndef @f() { 2 }",
+                    "m.relay:2:5: function @f is defined twice\n"
+                    "  def @f() { 2 }\n"
+                    "      ^");
+  ExpectModuleError("def @f(%x: Tensor[(1), float8]) { %x }",
+                    "m.relay:1:24: unknown dtype 'float8': expected one of float32, float64, "
+                    "float16, bfloat16, int8, int16, int32, int64, uint8, bool\n"
+                    "  def @f(%x: Tensor[(1), float8]) { %x }\n"
+                    "                         ^");
+  ExpectModuleError("def @f(%x: Foo) { %x }",
+                    "m.relay:1:12: unknown type 'Foo'\n"
+                    "  def @f(%x: Foo) { %x }\n"
+                    "             ^");
+  ExpectModuleError("#[version = \"0.0.4\"]",
+                    "m.relay:1:13: unsupported version \"0.0.4\": expected \"0.0.5\"\n"
+                    "  #[version = \"0.0.4\"]\n"
+                    "              ^");
+  ExpectModuleError("def @f(%x, %y) { f(%x, axis=1, %y) }",
+                    "m.relay:1:32: arguments must come before attributes\n"
+                    "  def @f(%x, %y) { f(%x, axis=1, %y) }\n"
+                    "                                 ^");
+  ExpectModuleError("def @f() { 3000000000 }",
+                    "m.relay:1:12: integer 3000000000 does not fit int32: write 3000000000i64\n"
+                    "  def @f() { 3000000000 }\n"
+                    "             ^");
+  ExpectModuleError("type T { A(int32) }\ndef @f(%t: T) { match (%t) { A => 1 } }",
+                    "m.relay:2:30: constructor A has 1 fields, the pattern gives 0\n"
+                    "  def @f(%t: T) { match (%t) { A => 1 } }\n"
+                    "                               ^");
+  ExpectModuleError("def @f() { \"abc }", "m.relay:1:12: unterminated string\n"
+                    "  def @f() { \"abc }\n"
+                    "             ^");
+  ExpectModuleError("fn", "m.relay:1:1: expected 'def' or 'type', got 'fn'\n  fn\n  ^");
+}
+
+TEST(RelayParserTest, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = std::string(100000, '(') + "%x" + std::string(100000, ')');
+  const absl::StatusOr<ParsedExpr> parsed = ParseExpr(deep, Module());
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("nesting deeper than 256 levels"), std::string::npos);
+  const std::string deep_type = "let %v: " + std::string(10000, '(') + "int32" +
+                                std::string(10000, ')') + " = %x;\n%v";
+  EXPECT_FALSE(ParseExpr(deep_type, Module()).ok());
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
