@@ -70,6 +70,45 @@ std::string QuoteString(std::string_view s) {
   return out;
 }
 
+absl::StatusOr<std::string> ReadQuotedString(std::string_view text, size_t* pos) {
+  size_t i = *pos + 1;  // past the opening quote
+  std::string out;
+  while (true) {
+    const size_t run = i;
+    while (i < text.size() && text[i] != '"' && text[i] != '\\' && text[i] != '\n') ++i;
+    out.append(text.substr(run, i - run));
+    if (i >= text.size() || text[i] == '\n') return absl::InvalidArgumentError("unterminated string");
+    if (text[i++] == '"') break;
+    const char escape = i < text.size() ? text[i] : '\0';
+    ++i;
+    switch (escape) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case 'x': {
+        const int hi = i < text.size() ? HexDigitValue(text[i]) : -1;
+        const int lo = i + 1 < text.size() ? HexDigitValue(text[i + 1]) : -1;
+        if (hi < 0 || lo < 0) {
+          return absl::InvalidArgumentError("expected two hex digits after '\\x' in string");
+        }
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        break;
+      }
+      default: {
+        const std::string shown = escape >= 0x20 && escape < 0x7f
+                                      ? std::string(1, escape)
+                                      : absl::StrFormat("\\x%02x", static_cast<unsigned char>(escape));
+        return absl::InvalidArgumentError(absl::StrFormat("unknown escape '\\%s' in string", shown));
+      }
+    }
+  }
+  *pos = i;
+  return out;
+}
+
 std::string FormatDouble(double v) {
   const uint64_t bits = std::bit_cast<uint64_t>(v);
   if ((bits & kExponentMask) == kExponentMask && (bits & kFractionMask) != 0) {

@@ -27,6 +27,12 @@ std::string QuoteString(std::string_view s);
 // contains a '.' or an exponent, or is `inf`, `-inf`, `nan`, `-nan`, or, for a NaN
 // other than the default quiet one, `nan:0x<fraction bits>` (WebAssembly's notation).
 std::string FormatDouble(double v);
+// Reads the string QuoteString writes (or any quoted string with the escapes \n \t \r
+// \" \\ \xHH) starting at the opening quote text[*pos], and moves *pos past the
+// closing quote. InvalidArgument "unterminated string" (at the end of the text or of
+// the line), "unknown escape '\q' in string" or "expected two hex digits after '\x' in
+// string"; *pos is then unspecified.
+absl::StatusOr<std::string> ReadQuotedString(std::string_view text, size_t* pos);
 // Parses a float literal as FormatDouble writes it, or any decimal or integer literal.
 // InvalidArgument naming `text` if it is malformed.
 absl::StatusOr<double> ParseDouble(std::string_view text);

@@ -18,6 +18,27 @@ TEST(LiteralsTest, QuoteString) {
   EXPECT_EQ(QuoteString(std::string_view("\0\xff", 2)), "\"\\x00\\xff\"");
 }
 
+TEST(LiteralsTest, QuotedStringsReadBack) {
+  for (std::string_view bytes : {std::string_view("plain"), std::string_view("a\"b\\c\n\t\r"),
+                                 std::string_view("\0\x7f\xff", 3)}) {
+    const std::string text = "x" + QuoteString(bytes) + "y";
+    size_t pos = 1;
+    absl::StatusOr<std::string> read = ReadQuotedString(text, &pos);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(*read, bytes);
+    EXPECT_EQ(text[pos], 'y');
+  }
+  const auto error = [](std::string_view text) {
+    size_t pos = 0;
+    return std::string(ReadQuotedString(text, &pos).status().message());
+  };
+  EXPECT_EQ(error("\"abc"), "unterminated string");
+  EXPECT_EQ(error("\"ab\nc\""), "unterminated string");
+  EXPECT_EQ(error("\"a\\qb\""), "unknown escape '\\q' in string");
+  EXPECT_EQ(error("\"a\\x4\""), "expected two hex digits after '\\x' in string");
+  EXPECT_EQ(error("\"a\\"), "unknown escape '\\\\x00' in string");
+}
+
 TEST(LiteralsTest, FloatsReadBackExactly) {
   for (double v : {0.0, -0.0, 1.0, 0.1, 1e-05, -2.5e300, std::numeric_limits<double>::denorm_min(),
                    std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),

@@ -159,48 +159,17 @@ Token Lexer::LexNumber(Token token) {
 }
 
 Token Lexer::LexString(Token token) {
-  Advance();  // the opening quote
-  std::string bytes;
-  while (true) {
-    if (pos_ >= text_.size() || Peek() == '\n') {
-      token.kind = TokenKind::kError;
-      token.text = "unterminated string";
-      return token;
-    }
-    const char c = Peek();
-    Advance();
-    if (c == '"') break;
-    if (c != '\\') {
-      bytes += c;
-      continue;
-    }
-    const char e = Peek();
-    Advance();
-    switch (e) {
-      case 'n': bytes += '\n'; break;
-      case 't': bytes += '\t'; break;
-      case 'r': bytes += '\r'; break;
-      case '"': bytes += '"'; break;
-      case '\\': bytes += '\\'; break;
-      case 'x': {
-        const int hi = HexDigitValue(Peek()), lo = HexDigitValue(Peek(1));
-        if (hi < 0 || lo < 0) {
-          token.kind = TokenKind::kError;
-          token.text = "malformed \\x escape: expected two hex digits";
-          return token;
-        }
-        bytes += static_cast<char>(hi * 16 + lo);
-        Advance(2);
-        break;
-      }
-      default:
-        token.kind = TokenKind::kError;
-        token.text = absl::StrCat("unknown escape '\\", std::string(1, e), "' in a string");
-        return token;
-    }
+  size_t end = pos_;
+  absl::StatusOr<std::string> text = ReadQuotedString(text_, &end);
+  if (!text.ok()) {
+    token.kind = TokenKind::kError;
+    token.text = std::string(text.status().message());
+    Advance(text_.size());  // nothing after a broken string is worth reading
+    return token;
   }
+  Advance(end - pos_);
   token.kind = TokenKind::kString;
-  token.text = std::move(bytes);
+  token.text = *std::move(text);
   return token;
 }
 

@@ -145,41 +145,10 @@ Token Lexer::LexWord(Token token) {
 }
 
 Token Lexer::LexString(Token token) {
-  ++pos_;  // the opening quote
-  std::string out;
-  while (true) {
-    const size_t run = pos_;
-    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\\' &&
-           text_[pos_] != '\n') {
-      ++pos_;
-    }
-    out.append(text_.substr(run, pos_ - run));
-    if (pos_ >= text_.size() || text_[pos_] == '\n') {
-      return Fail(std::move(token), "unterminated string");
-    }
-    if (text_[pos_++] == '"') break;
-    const char escape = Peek();
-    ++pos_;
-    switch (escape) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case 'x':
-        if (!IsHexDigit(Peek()) || !IsHexDigit(Peek(1))) {
-          return Fail(std::move(token), "expected two hex digits after '\\x' in string");
-        }
-        out += static_cast<char>(HexDigitValue(Peek()) * 16 + HexDigitValue(Peek(1)));
-        pos_ += 2;
-        break;
-      default:
-        return Fail(std::move(token),
-                    absl::StrFormat("unknown escape '\\%s' in string", ShowChar(escape)));
-    }
-  }
+  absl::StatusOr<std::string> text = ReadQuotedString(text_, &pos_);
+  if (!text.ok()) return Fail(std::move(token), std::string(text.status().message()));
   token.kind = TokenKind::kString;
-  token.text = std::move(out);
+  token.text = *std::move(text);
   return token;
 }
 
