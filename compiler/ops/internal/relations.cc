@@ -1,0 +1,102 @@
+#include "compiler/ops/internal/relations.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace dynvm::compiler::internal {
+
+std::string ShapeText(const std::vector<Dim>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", ", [](std::string* out, const Dim& d) {
+                        out->append(d.ToString());
+                      }),
+                      "]");
+}
+
+absl::Status OpError(const OpCall& call, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(std::string(call.op), ": ", std::string(message)));
+}
+
+absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,
+                               absl::Span<const DType> dtypes) {
+  const Type& t = call.args[i];
+  if (!t.is_tensor()) {
+    return OpError(call, absl::StrFormat("%s must be a tensor, got %s", what, t.ToString()));
+  }
+  if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) {
+    const std::string expected = absl::StrJoin(dtypes, " or ", [](std::string* out, DType d) {
+      out->append(std::string(RelayDTypeName(d)));
+    });
+    return OpError(call, absl::StrFormat("unsupported dtype %s for %s: expected %s",
+                                         std::string(RelayDTypeName(t.dtype())), what, expected));
+  }
+  return t;
+}
+
+absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::vector<Dim>& a,
+                                                 const std::vector<Dim>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<Dim> out(rank);
+  const auto is_one = [](const Dim& d) { return d.is_const() && d.const_value() == 1; };
+  const auto is_big = [](const Dim& d) { return d.is_const() && d.const_value() != 1; };
+  for (size_t i = 0; i < rank; ++i) {
+    const Dim x = i < rank - a.size() ? Dim(1) : a[i - (rank - a.size())];
+    const Dim y = i < rank - b.size() ? Dim(1) : b[i - (rank - b.size())];
+    if (x == y || is_one(y)) {
+      out[i] = x;
+    } else if (is_one(x)) {
+      out[i] = y;
+    } else if (is_big(x) && is_big(y)) {
+      return OpError(call, absl::StrFormat("cannot broadcast %s and %s: dims %s and %s differ",
+                                           ShapeText(a), ShapeText(b), x.ToString(), y.ToString()));
+    } else if (is_big(x) || is_big(y)) {
+      out[i] = is_big(x) ? x : y;  // the other must be 1 or equal to it
+    } else {
+      out[i] = Dim::Any();  // two different unknowns: either one
+    }
+  }
+  return out;
+}
+
+bool DimsMayMatch(const Dim& a, const Dim& b) {
+  const Dim difference = a - b;
+  return !difference.is_const() || difference.const_value() == 0;
+}
+
+Dim Unify(const Dim& a, const Dim& b) {
+  if (a.is_const()) return a;
+  if (b.is_const()) return b;
+  return a.is_any() ? b : a;
+}
+
+absl::StatusOr<int> NormalizeAxis(const OpCall& call, int64_t axis, int rank,
+                                  std::string_view attr) {
+  if (axis < -rank || axis >= rank) {
+    return OpError(call, absl::StrFormat("%s %d out of range for rank %d", attr, axis, rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+absl::StatusOr<int64_t> IntAttr(const OpCall& call, std::string_view name, int64_t fallback) {
+  absl::StatusOr<int64_t> v = kernels::GetIntAttr(call.attrs, name, fallback);
+  if (!v.ok()) return OpError(call, v.status().message());
+  return v;
+}
+
+absl::StatusOr<std::vector<int64_t>> IntsAttr(const OpCall& call, std::string_view name,
+                                              std::vector<int64_t> fallback) {
+  if (!HasAttr(call, name)) return fallback;
+  const kernels::AttrValue& v = call.attrs.find(name)->second;
+  if (const auto* one = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*one};
+  absl::StatusOr<std::vector<int64_t>> list = kernels::GetIntsAttr(call.attrs, name);
+  if (!list.ok()) return OpError(call, list.status().message());
+  return list;
+}
+
+bool HasAttr(const OpCall& call, std::string_view name) { return call.attrs.find(name) != call.attrs.end(); }
+
+}  // namespace dynvm::compiler::internal

@@ -1,0 +1,63 @@
+// Relations of the reductions (kernels/reduce.cc): `axis` (an int or a list, absent
+// for all axes), `keepdims`, `exclude`, as Relay's. argmax and argmin give int64.
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/ops/internal/relations.h"
+
+namespace dynvm::compiler::internal {
+namespace {
+
+enum class Result { kSame, kInt64 };
+
+// kNoIdentity: max, min, argmax, argmin, which cannot reduce zero elements.
+template <Result kResult, bool kFloatOnly, bool kNoIdentity = false>
+absl::StatusOr<Type> ReduceRel(const OpCall& call) {
+  static constexpr DType kFloat[] = {DType::kF32};
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kI32, DType::kI64};
+  const absl::Span<const DType> dtypes = kFloatOnly ? absl::Span<const DType>(kFloat) : kNumeric;
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "x", dtypes));
+  const int rank = x.rank();
+  std::vector<bool> reduced(rank, !HasAttr(call, "axis"));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, IntsAttr(call, "axis", {}));
+  for (int64_t axis : axes) {
+    DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, rank));
+    if (reduced[a]) return OpError(call, absl::StrFormat("axis %d is repeated", axis));
+    reduced[a] = true;
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, IntAttr(call, "keepdims", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t exclude, IntAttr(call, "exclude", 0));
+  std::vector<Dim> shape;
+  Dim reduced_size = 1;
+  for (int i = 0; i < rank; ++i) {
+    const bool reduce = reduced[i] != (exclude != 0 && HasAttr(call, "axis"));
+    if (reduce) reduced_size = reduced_size * x.shape()[i];
+    if (!reduce) {
+      shape.push_back(x.shape()[i]);
+    } else if (keepdims != 0) {
+      shape.push_back(1);
+    }
+  }
+  // Symbolic sizes are checked when the kernel runs.
+  if (kNoIdentity && reduced_size.is_const() && reduced_size.const_value() == 0) {
+    return OpError(call, absl::StrFormat("cannot reduce zero elements (input shape %s)",
+                                         ShapeText(x.shape())));
+  }
+  return Type::Tensor(kResult == Result::kInt64 ? DType::kI64 : x.dtype(), std::move(shape));
+}
+
+constexpr OpDef kOps[] = {
+    {"sum", 1, 1, ReduceRel<Result::kSame, false>},    {"prod", 1, 1, ReduceRel<Result::kSame, false>},
+    {"max", 1, 1, ReduceRel<Result::kSame, false, true>},
+    {"min", 1, 1, ReduceRel<Result::kSame, false, true>},
+    {"mean", 1, 1, ReduceRel<Result::kSame, true>},    {"l2_norm", 1, 1, ReduceRel<Result::kSame, true>},
+    {"argmax", 1, 1, ReduceRel<Result::kInt64, false, true>},
+    {"argmin", 1, 1, ReduceRel<Result::kInt64, false, true>},
+};
+
+}  // namespace
+
+absl::Span<const OpDef> ReduceOps() { return kOps; }
+
+}  // namespace dynvm::compiler::internal

@@ -1,0 +1,310 @@
+// Every operator's type relation (compiler/ops/op_registry.h) against the kernel that
+// computes it: at random concrete shapes (0- and 1-sized extents included, and shapes
+// that do not fit), the relation accepts exactly what the kernel's shape function
+// accepts and gives the shape it gives; and with an extent replaced everywhere by a
+// symbol, the relation's type, the symbol bound back, is the concrete one (where it
+// does not say `?`).
+#include "compiler/ops/op_registry.h"
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+struct Case {
+  std::vector<std::pair<DType, Shape>> args;
+  kernels::Attrs attrs;
+};
+using Generator = std::function<Case(std::mt19937&)>;
+
+int64_t Rand(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+Shape RandShape(std::mt19937& rng, int min_rank, int max_rank) {
+  Shape s(Rand(rng, min_rank, max_rank));
+  for (int64_t& d : s) d = Rand(rng, 0, 4) == 0 ? Rand(rng, 0, 1) : Rand(rng, 2, 5);
+  return s;
+}
+// `s` with some extents replaced by 1 or dropped from the front (broadcastable to s),
+// and now and then one that is not.
+Shape BroadcastPartner(std::mt19937& rng, Shape s) {
+  if (!s.empty() && Rand(rng, 0, 2) == 0) s.erase(s.begin(), s.begin() + Rand(rng, 1, s.size()));
+  for (int64_t& d : s) {
+    if (Rand(rng, 0, 3) == 0) d = 1;
+  }
+  if (!s.empty() && Rand(rng, 0, 9) == 0) s[Rand(rng, 0, s.size() - 1)] = 7;
+  return s;
+}
+
+Generator Unary(DType dtype, kernels::Attrs attrs = {}) {
+  return [=](std::mt19937& rng) { return Case{{{dtype, RandShape(rng, 0, 4)}}, attrs}; };
+}
+Generator Binary(DType dtype) {
+  return [=](std::mt19937& rng) {
+    Shape a = RandShape(rng, 0, 4);
+    Shape b = BroadcastPartner(rng, a);
+    if (Rand(rng, 0, 1)) std::swap(a, b);
+    return Case{{{dtype, a}, {dtype, b}}, {}};
+  };
+}
+Generator Reduce(DType dtype) {
+  return [=](std::mt19937& rng) {
+    const Shape s = RandShape(rng, 1, 4);
+    kernels::Attrs attrs;
+    if (Rand(rng, 0, 3) != 0) {
+      std::vector<int64_t> axes;
+      for (int64_t a = -static_cast<int64_t>(s.size()); a < static_cast<int64_t>(s.size()); ++a) {
+        if (Rand(rng, 0, 3) == 0) axes.push_back(a);
+      }
+      if (axes.size() == 1 && Rand(rng, 0, 1)) {
+        attrs["axis"] = axes[0];
+      } else {
+        attrs["axis"] = axes;
+      }
+      attrs["exclude"] = Rand(rng, 0, 3) == 0 ? int64_t{1} : int64_t{0};
+    }
+    attrs["keepdims"] = Rand(rng, 0, 1);
+    return Case{{{dtype, s}}, attrs};
+  };
+}
+
+const std::map<std::string, Generator>& Generators() {
+  static const auto* const gens = [] {
+    auto* g = new std::map<std::string, Generator>;
+    for (const char* op : {"negative", "abs", "sign"}) (*g)[op] = Unary(DType::kI64);
+    for (const char* op : {"exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf",
+                           "sin", "cos", "floor", "ceil", "round", "nn.relu", "nn.leaky_relu",
+                           "gelu", "isnan"}) {
+      (*g)[op] = Unary(DType::kF32);
+    }
+    (*g)["clip"] = Unary(DType::kF32, {{"a_min", -1.0}, {"a_max", 1.0}});
+    (*g)["logical_not"] = Unary(DType::kBool);
+    (*g)["cast"] = Unary(DType::kF32, {{"dtype", std::string("int32")}});
+    for (const char* op : {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
+                           "mod", "floor_mod", "equal", "not_equal", "less", "less_equal",
+                           "greater", "greater_equal"}) {
+      (*g)[op] = Binary(DType::kF32);
+    }
+    for (const char* op : {"logical_and", "logical_or", "logical_xor"}) (*g)[op] = Binary(DType::kBool);
+    (*g)["where"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      return Case{{{DType::kBool, BroadcastPartner(rng, s)}, {DType::kF32, s},
+                   {DType::kF32, BroadcastPartner(rng, s)}}, {}};
+    };
+    for (const char* op : {"sum", "prod", "max", "min", "argmax", "argmin"}) (*g)[op] = Reduce(DType::kI32);
+    for (const char* op : {"mean", "l2_norm"}) (*g)[op] = Reduce(DType::kF32);
+    for (const char* op : {"nn.softmax", "nn.log_softmax"}) {
+      (*g)[op] = [](std::mt19937& rng) {
+        const Shape s = RandShape(rng, 0, 3);
+        return Case{{{DType::kF32, s}}, {{"axis", Rand(rng, -4, 3)}}};
+      };
+    }
+    (*g)["nn.layer_norm"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      const int64_t axis = Rand(rng, -static_cast<int64_t>(s.size()), s.size() - 1);
+      int64_t n = s[axis < 0 ? axis + s.size() : axis];
+      if (Rand(rng, 0, 9) == 0) n += 1;
+      return Case{{{DType::kF32, s}, {DType::kF32, {n}}, {DType::kF32, {n}}}, {{"axis", axis}}};
+    };
+    (*g)["nn.dense"] = [](std::mt19937& rng) {
+      Shape x = RandShape(rng, 1, 3);
+      const int64_t n = Rand(rng, 0, 5);
+      const int64_t k = Rand(rng, 0, 9) == 0 ? x.back() + 1 : x.back();
+      Case c{{{DType::kF32, x}, {DType::kF32, {n, k}}}, {}};
+      if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, {Rand(rng, 0, 9) == 0 ? n + 1 : n}});
+      if (Rand(rng, 0, 2) == 0) c.attrs["units"] = Rand(rng, 0, 9) == 0 ? n + 2 : n;
+      return c;
+    };
+    (*g)["nn.batch_matmul"] = [](std::mt19937& rng) {
+      Shape batch = RandShape(rng, 0, 2);
+      const int64_t m = Rand(rng, 0, 4), k = Rand(rng, 0, 4), n = Rand(rng, 0, 4);
+      const bool ta = Rand(rng, 0, 1), tb = Rand(rng, 0, 1);
+      Shape a = batch, b = BroadcastPartner(rng, batch);
+      a.insert(a.end(), {ta ? k : m, ta ? m : k});
+      const int64_t kb = Rand(rng, 0, 9) == 0 ? k + 1 : k;
+      b.insert(b.end(), {tb ? n : kb, tb ? kb : n});
+      return Case{{{DType::kF32, a}, {DType::kF32, b}},
+                  {{"transpose_a", int64_t{ta}}, {"transpose_b", int64_t{tb}}}};
+    };
+    (*g)["reshape"] = [](std::mt19937& rng) {
+      const Shape s = {Rand(rng, 1, 3), Rand(rng, 1, 3) * 2, Rand(rng, 1, 4)};
+      static const std::vector<std::vector<int64_t>> kShapes = {
+          {-1}, {0, -1}, {-1, 0}, {0, 0, 0}, {-2}, {-3, 0}, {0, -3}, {-4, -1, 2, -2},
+          {0, -4, 2, -1, 0}, {-1, 4}, {2, -1}, {3, 5, 7}, {0, 0, -1}, {-1, -1}, {-5}};
+      return Case{{{DType::kF32, s}}, {{"newshape", kShapes[Rand(rng, 0, kShapes.size() - 1)]}}};
+    };
+    (*g)["transpose"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 4);
+      std::vector<int64_t> axes(s.size());
+      for (size_t i = 0; i < axes.size(); ++i) axes[i] = i;
+      std::shuffle(axes.begin(), axes.end(), rng);
+      if (!axes.empty() && Rand(rng, 0, 9) == 0) axes[0] = axes.back();
+      kernels::Attrs attrs;
+      if (Rand(rng, 0, 4) != 0) attrs["axes"] = axes;
+      return Case{{{DType::kF32, s}}, attrs};
+    };
+    (*g)["expand_dims"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      return Case{{{DType::kF32, s}},
+                  {{"axis", Rand(rng, -5, 4)}, {"num_newaxis", Rand(rng, 0, 2)}}};
+    };
+    (*g)["squeeze"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 4);
+      kernels::Attrs attrs;
+      if (!s.empty() && Rand(rng, 0, 2) != 0) attrs["axis"] = std::vector<int64_t>{Rand(rng, 0, s.size() - 1)};
+      return Case{{{DType::kF32, s}}, attrs};
+    };
+    (*g)["concatenate"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      const int64_t axis = Rand(rng, 0, s.size() - 1);
+      Case c{{}, {{"axis", axis}}};
+      for (int64_t i = Rand(rng, 1, 3); i > 0; --i) {
+        Shape t = s;
+        t[axis] = Rand(rng, 0, 3);
+        if (Rand(rng, 0, 9) == 0) t[(axis + 1) % t.size()] += 1;
+        c.args.push_back({DType::kF32, t});
+      }
+      return c;
+    };
+    (*g)["take"] = [](std::mt19937& rng) {
+      const Shape data = RandShape(rng, 1, 3);
+      Shape indices = RandShape(rng, 0, 2);
+      kernels::Attrs attrs;
+      if (Rand(rng, 0, 3) != 0) attrs["axis"] = Rand(rng, -static_cast<int64_t>(data.size()), data.size() - 1);
+      // Out-of-range indices are a run-time matter; the shapes are what is checked.
+      return Case{{{DType::kF32, data}, {DType::kI64, indices}}, attrs};
+    };
+    return g;
+  }();
+  return *gens;
+}
+
+std::vector<Type> Types(const Case& c, const std::vector<Dim>& replace_from = {}, const Dim& symbol = Dim()) {
+  std::vector<Type> types;
+  for (const auto& [dtype, shape] : c.args) {
+    std::vector<Dim> dims;
+    for (int64_t d : shape) {
+      const bool replace = !replace_from.empty() && Dim(d) == replace_from[0];
+      dims.push_back(replace ? symbol : Dim(d));
+    }
+    types.push_back(Type::Tensor(dtype, std::move(dims)));
+  }
+  return types;
+}
+
+std::string Describe(const std::string& op, const Case& c) {
+  std::string out = op + "(";
+  for (const auto& [dtype, shape] : c.args) {
+    absl::StrAppend(&out, std::string(RelayDTypeName(dtype)), "[", absl::StrJoin(shape, ","), "] ");
+  }
+  return out + ")";
+}
+
+TEST(RelationsTest, EveryOperatorHasAKernelAndATestGenerator) {
+  for (const OpDef& def : AllOps()) {
+    EXPECT_NE(kernels::DefaultRegistry().Find(def.name), nullptr) << def.name;
+    EXPECT_TRUE(Generators().contains(std::string(def.name))) << def.name << " has no generator";
+  }
+  EXPECT_EQ(FindOp("nn.dense")->name, "nn.dense");
+  EXPECT_EQ(FindOp("nn.dense2"), nullptr);
+}
+
+TEST(RelationsTest, AgreeWithKernelShapeFunctions) {
+  std::mt19937 rng(1);
+  const auto allocator = MakeNaiveAllocator();
+  for (const OpDef& def : AllOps()) {
+    const std::string op(def.name);
+    int accepted = 0;
+    for (int iter = 0; iter < 150; ++iter) {
+      const Case c = Generators().at(op)(rng);
+      SCOPED_TRACE(Describe(op, c));
+      const std::vector<Type> types = Types(c);
+      const absl::StatusOr<Type> relation = InferCallType(def, types, c.attrs);
+
+      std::vector<NDArray> inputs;
+      std::vector<NDArrayObj*> raw;
+      for (const auto& [dtype, shape] : c.args) {
+        inputs.push_back(*NDArrayObj::Empty(shape, dtype, allocator));
+        raw.push_back(inputs.back().get());
+      }
+      absl::StatusOr<kernels::BoundKernel> kernel =
+          kernels::DefaultRegistry().Bind(op, c.attrs, static_cast<int>(raw.size()), 1);
+      dynvm::Shape kernel_shape;
+      absl::Status kernel_status = kernel.ok() ? kernel->InferShapes(raw.data(), &kernel_shape)
+                                               : kernel.status();
+      ASSERT_EQ(relation.ok(), kernel_status.ok())
+          << "relation: " << (relation.ok() ? relation->ToString() : relation.status().ToString())
+          << "\nkernel: " << kernel_status;
+      if (!relation.ok()) continue;
+      ++accepted;
+      std::vector<Dim> want(kernel_shape.begin(), kernel_shape.end());
+      ASSERT_EQ(relation->shape(), want) << relation->ToString();
+
+      // The same call with one extent symbolic.
+      if (types.empty() || types[0].rank() == 0) continue;
+      const Dim picked = types[0].shape()[Rand(rng, 0, types[0].rank() - 1)];
+      const Dim n = Dim::Symbol("n");
+      const absl::StatusOr<Type> symbolic = InferCallType(def, Types(c, {picked}, n), c.attrs);
+      // squeeze without axis must know which extents are 1: static dims only.
+      if (!symbolic.ok() && absl::StrContains(symbolic.status().message(), "must be static")) continue;
+      ASSERT_TRUE(symbolic.ok()) << "symbolic n = " << picked.ToString() << ": " << symbolic.status();
+      const Type bound = symbolic->SubstituteDims({{"n", picked}});
+      ASSERT_EQ(bound.rank(), relation->rank()) << symbolic->ToString();
+      for (int i = 0; i < bound.rank(); ++i) {
+        if (symbolic->shape()[i].ToString().find('?') != std::string::npos) continue;
+        EXPECT_EQ(bound.shape()[i], relation->shape()[i])
+            << "symbolic " << symbolic->ToString() << " with n = " << picked.ToString();
+      }
+    }
+    EXPECT_GT(accepted, 10) << op << ": too few valid cases to mean anything";
+  }
+}
+
+TEST(RelationsTest, SymbolicExamples) {
+  const Dim n = Dim::Symbol("n"), b = Dim::Symbol("b");
+  const auto call = [](std::string_view op, std::vector<Type> args, kernels::Attrs attrs = {}) {
+    return InferCallType(*FindOp(op), args, attrs);
+  };
+  const Type x = Type::Tensor(DType::kF32, {b, n, 768});
+  EXPECT_EQ(call("nn.dense", {x, Type::Tensor(DType::kF32, {3072, 768})})->ToString(),
+            "Tensor[(b, n, 3072), float32]");
+  EXPECT_EQ(call("reshape", {x}, {{"newshape", std::vector<int64_t>{0, 0, 12, 64}}})->ToString(),
+            "Tensor[(b, n, 12, 64), float32]");
+  EXPECT_EQ(call("reshape", {x}, {{"newshape", std::vector<int64_t>{-1, 768}}})->ToString(),
+            "Tensor[(b*n, 768), float32]");
+  EXPECT_EQ(call("add", {x, Type::Tensor(DType::kF32, {768})})->ToString(),
+            "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {n}), Type::Tensor(DType::kF32, {b})})->ToString(),
+            "Tensor[(?), float32]");
+  EXPECT_EQ(call("concatenate", {Type::Tuple({x, x})}, {{"axis", int64_t{1}}})->ToString(),
+            "Tensor[(b, n*2, 768), float32]");
+  EXPECT_EQ(call("nn.batch_matmul", {Type::Tensor(DType::kF32, {b, 12, n, 64}),
+                                     Type::Tensor(DType::kF32, {b, 12, n, 64})})->ToString(),
+            "Tensor[(b, 12, n, n), float32]");
+  EXPECT_EQ(call("take", {Type::Tensor(DType::kF32, {30522, 768}), Type::Tensor(DType::kI64, {b, n})},
+                 {{"axis", int64_t{0}}})->ToString(),
+            "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3, 4}), Type::Tensor(DType::kF32, {5})}).status().message(),
+            "add: cannot broadcast [3, 4] and [5]: dims 4 and 5 differ");
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3}), Type::Tensor(DType::kI32, {3})}).status().message(),
+            "add: operands have dtypes float32 and int32, expected one dtype");
+  EXPECT_EQ(InferCallType(*FindOp("nn.dense"), {x}, {}).status().message(),
+            "nn.dense takes 2 to 3 arguments, got 1");
+  EXPECT_EQ(call("exp", {Type::Tuple({x})}).status().message(),
+            "exp: x must be a tensor, got (Tensor[(b, n, 768), float32],)");
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
