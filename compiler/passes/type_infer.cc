@@ -1,0 +1,545 @@
+// Type inference by unification. Unknown types are fresh type variables named "'t<N>",
+// which the text format cannot spell, so that they never meet a program's own type
+// parameters (which stay rigid inside the function that declares them). A substitution
+// maps fresh variables to what unification learned; types are resolved through it.
+//
+// Every node is typed once (memoised by identity, so shared nodes keep one type), then
+// the module is rebuilt with the resolved types attached, with the same sharing. A type
+// left with a fresh variable after all functions are inferred is an error: nothing in
+// the program determined it.
+#include "compiler/passes/type_infer.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/ops/op_registry.h"
+
+namespace dynvm::compiler {
+namespace {
+
+bool IsFresh(const Type& t) {
+  return t.kind() == TypeKind::kVar && !t.name().empty() && t.name()[0] == '\'';
+}
+
+bool HasFresh(const Type& t) {
+  if (IsFresh(t)) return true;
+  for (const Type& f : t.fields()) {
+    if (HasFresh(f)) return true;
+  }
+  return t.kind() == TypeKind::kFunc && HasFresh(t.ret());
+}
+
+// Whether `a` and `b` can be the same extent for some binding of the symbols.
+bool DimsMayMatch(const Dim& a, const Dim& b) {
+  if (a.is_any() || b.is_any()) return true;
+  const Dim difference = a - b;
+  return !difference.is_const() || difference.const_value() == 0;
+}
+
+class Inferer {
+ public:
+  explicit Inferer(const Module& module) : module_(module) {}
+
+  absl::StatusOr<Module> Run();
+
+ private:
+  Type Fresh() { return Type::Var(absl::StrCat("'t", next_fresh_++)); }
+  Type Resolve(const Type& t) const;
+  bool Occurs(const std::string& name, const Type& t) const;
+  absl::Status Unify(const Type& expected, const Type& actual, std::string_view what);
+  absl::StatusOr<Type> Join(const Type& a, const Type& b, std::string_view what);
+  // A generic function type with its type parameters replaced by fresh variables.
+  Type Instantiate(const Type& t);
+  absl::Status Error(absl::string_view message) const {
+    return absl::InvalidArgumentError(absl::StrCat("in @", current_, ": ", std::string(message)));
+  }
+
+  absl::StatusOr<Type> Infer(const Expr& e);
+  absl::StatusOr<Type> InferCall(const Expr& e);
+  absl::StatusOr<Type> InferLetChain(const Expr& e);
+  absl::StatusOr<Type> InferFunction(const Expr& e);
+  absl::StatusOr<Type> ConstructorType(const Expr& ctor);
+  absl::Status CheckPattern(const Pattern& p, const Type& t);
+  void Record(const Expr& e, const Type& t) {
+    if (e.is(ExprKind::kVar)) {
+      var_types_[e.var_id()] = t;
+    } else {
+      expr_types_[e.identity()] = t;
+    }
+  }
+
+  absl::StatusOr<Expr> Rebuild(const Expr& e);
+  absl::StatusOr<Pattern> RebuildPattern(const Pattern& p);
+  absl::StatusOr<Type> Final(const Expr& e);
+
+  const Module& module_;
+  std::string current_;
+  int next_fresh_ = 0;
+  absl::flat_hash_map<std::string, Type> subst_;
+  absl::flat_hash_map<uint64_t, Type> var_types_;
+  absl::flat_hash_map<uintptr_t, Type> expr_types_;
+  absl::flat_hash_map<std::string, Type> global_types_;
+  absl::flat_hash_map<uintptr_t, Expr> rebuilt_;
+};
+
+Type Inferer::Resolve(const Type& t) const {
+  switch (t.kind()) {
+    case TypeKind::kTensor: return t;
+    case TypeKind::kVar: {
+      const auto it = subst_.find(t.name());
+      return it == subst_.end() ? t : Resolve(it->second);
+    }
+    default: break;
+  }
+  std::vector<Type> fields;
+  for (const Type& f : t.fields()) fields.push_back(Resolve(f));
+  switch (t.kind()) {
+    case TypeKind::kTuple: return Type::Tuple(std::move(fields));
+    case TypeKind::kAdt: return Type::Adt(t.name(), std::move(fields));
+    default: return Type::Func(std::move(fields), Resolve(t.ret()), t.type_params());
+  }
+}
+
+bool Inferer::Occurs(const std::string& name, const Type& t) const {
+  const Type r = Resolve(t);
+  if (r.kind() == TypeKind::kVar) return r.name() == name;
+  for (const Type& f : r.fields()) {
+    if (Occurs(name, f)) return true;
+  }
+  return r.kind() == TypeKind::kFunc && Occurs(name, r.ret());
+}
+
+absl::Status Inferer::Unify(const Type& expected, const Type& actual, std::string_view what) {
+  const Type a = Resolve(expected), b = Resolve(actual);
+  const auto mismatch = [&] {
+    return Error(absl::StrFormat("%s: expected %s, got %s", what, a.ToString(), b.ToString()));
+  };
+  if (IsFresh(a) || IsFresh(b)) {
+    const Type& var = IsFresh(a) ? a : b;
+    const Type& other = IsFresh(a) ? b : a;
+    if (other.kind() == TypeKind::kVar && other.name() == var.name()) return absl::OkStatus();
+    if (Occurs(var.name(), other)) return mismatch();
+    subst_[var.name()] = other;
+    return absl::OkStatus();
+  }
+  if (a.kind() != b.kind()) return mismatch();
+  switch (a.kind()) {
+    case TypeKind::kTensor:
+      if (a.dtype() != b.dtype() || a.rank() != b.rank()) return mismatch();
+      for (int i = 0; i < a.rank(); ++i) {
+        if (!DimsMayMatch(a.shape()[i], b.shape()[i])) return mismatch();
+      }
+      return absl::OkStatus();
+    case TypeKind::kVar: return a.name() == b.name() ? absl::OkStatus() : mismatch();
+    case TypeKind::kAdt:
+      if (a.name() != b.name()) return mismatch();
+      break;
+    case TypeKind::kFunc:
+      DYNVM_RETURN_IF_ERROR(Unify(a.ret(), b.ret(), what));
+      break;
+    case TypeKind::kTuple: break;
+  }
+  if (a.fields().size() != b.fields().size()) return mismatch();
+  for (size_t i = 0; i < a.fields().size(); ++i) {
+    DYNVM_RETURN_IF_ERROR(Unify(a.fields()[i], b.fields()[i], what));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Type> Inferer::Join(const Type& x, const Type& y, std::string_view what) {
+  const Type a = Resolve(x), b = Resolve(y);
+  if (a.is_tensor() && b.is_tensor() && a.dtype() == b.dtype() && a.rank() == b.rank()) {
+    std::vector<Dim> dims;
+    for (int i = 0; i < a.rank(); ++i) dims.push_back(a.shape()[i] == b.shape()[i] ? a.shape()[i] : Dim::Any());
+    return Type::Tensor(a.dtype(), std::move(dims));
+  }
+  if (a.kind() == TypeKind::kTuple && b.kind() == TypeKind::kTuple &&
+      a.fields().size() == b.fields().size()) {
+    std::vector<Type> fields;
+    for (size_t i = 0; i < a.fields().size(); ++i) {
+      DYNVM_ASSIGN_OR_RETURN(Type f, Join(a.fields()[i], b.fields()[i], what));
+      fields.push_back(std::move(f));
+    }
+    return Type::Tuple(std::move(fields));
+  }
+  DYNVM_RETURN_IF_ERROR(Unify(a, b, what));
+  return Resolve(a);
+}
+
+Type Inferer::Instantiate(const Type& t) {
+  if (t.kind() != TypeKind::kFunc || t.type_params().empty()) return t;
+  std::vector<std::pair<std::string, Type>> fresh;
+  for (const std::string& param : t.type_params()) fresh.emplace_back(param, Fresh());
+  const Type inner = Type::Func(t.params(), t.ret());
+  return inner.SubstituteVars(fresh);
+}
+
+absl::StatusOr<Type> Inferer::Infer(const Expr& e) {
+  if (e.is(ExprKind::kVar)) {
+    const auto it = var_types_.find(e.var_id());
+    if (it == var_types_.end()) return Error(absl::StrCat("free variable %", e.name()));
+    return it->second;
+  }
+  // A global and a constructor are instantiated afresh at every use, even when one node
+  // stands for several uses (the module's constructor nodes always do).
+  if (e.is(ExprKind::kGlobalVar)) {
+    const auto it = global_types_.find(e.name());
+    if (it == global_types_.end()) return Error(absl::StrCat("undefined function @", e.name()));
+    return Instantiate(it->second);
+  }
+  if (e.is(ExprKind::kConstructor)) return ConstructorType(e);
+  if (const auto it = expr_types_.find(e.identity()); it != expr_types_.end()) return it->second;
+  Type t;
+  switch (e.kind()) {
+    case ExprKind::kGlobalVar:
+    case ExprKind::kConstructor:
+    case ExprKind::kVar:
+      break;
+    case ExprKind::kConstant: {
+      std::vector<Dim> shape(e.value()->shape().begin(), e.value()->shape().end());
+      t = Type::Tensor(e.value()->dtype(), std::move(shape));
+      break;
+    }
+    case ExprKind::kOp:
+      return Error(absl::StrCat("operator ", e.name(), " used as a value: call it"));
+    case ExprKind::kCall: {
+      DYNVM_ASSIGN_OR_RETURN(t, InferCall(e));
+      break;
+    }
+    case ExprKind::kLet: return InferLetChain(e);
+    case ExprKind::kIf: {
+      DYNVM_ASSIGN_OR_RETURN(const Type cond, Infer(e.cond()));
+      DYNVM_RETURN_IF_ERROR(Unify(Type::Scalar(DType::kBool), cond, "the condition of if"));
+      DYNVM_ASSIGN_OR_RETURN(const Type then_type, Infer(e.then_branch()));
+      DYNVM_ASSIGN_OR_RETURN(const Type else_type, Infer(e.else_branch()));
+      DYNVM_ASSIGN_OR_RETURN(t, Join(then_type, else_type, "the branches of if"));
+      break;
+    }
+    case ExprKind::kTuple: {
+      std::vector<Type> fields;
+      for (const Expr& f : e.fields()) {
+        DYNVM_ASSIGN_OR_RETURN(Type ft, Infer(f));
+        fields.push_back(std::move(ft));
+      }
+      t = Type::Tuple(std::move(fields));
+      break;
+    }
+    case ExprKind::kTupleGetItem: {
+      DYNVM_ASSIGN_OR_RETURN(const Type tuple_type, Infer(e.tuple()));
+      const Type tuple = Resolve(tuple_type);
+      if (tuple.kind() != TypeKind::kTuple) {
+        return Error(absl::StrFormat("projection .%d of %s, which is not a tuple", e.index(),
+                                     tuple.ToString()));
+      }
+      if (e.index() < 0 || e.index() >= static_cast<int>(tuple.fields().size())) {
+        return Error(absl::StrFormat("projection .%d of %s, which has %d fields", e.index(),
+                                     tuple.ToString(), tuple.fields().size()));
+      }
+      t = tuple.fields()[e.index()];
+      break;
+    }
+    case ExprKind::kFunction: {
+      DYNVM_ASSIGN_OR_RETURN(t, InferFunction(e));
+      break;
+    }
+    case ExprKind::kMatch: {
+      DYNVM_ASSIGN_OR_RETURN(const Type data, Infer(e.data()));
+      std::optional<Type> result;
+      for (const Clause& clause : e.clauses()) {
+        DYNVM_RETURN_IF_ERROR(CheckPattern(clause.pattern, data));
+        DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(clause.body));
+        if (result) {
+          DYNVM_ASSIGN_OR_RETURN(result, Join(*result, body, "the clauses of match"));
+        } else {
+          result = body;
+        }
+      }
+      if (!result) return Error("match with no clauses");
+      t = *result;
+      break;
+    }
+  }
+  Record(e, t);
+  return t;
+}
+
+absl::StatusOr<Type> Inferer::InferCall(const Expr& e) {
+  std::vector<Type> args;
+  for (const Expr& arg : e.args()) {
+    DYNVM_ASSIGN_OR_RETURN(Type t, Infer(arg));
+    args.push_back(std::move(t));
+  }
+  const Expr& callee = e.callee();
+  if (callee.is(ExprKind::kOp)) {
+    const OpDef* def = FindOp(callee.name());
+    if (def == nullptr) return Error(absl::StrCat("unknown operator ", callee.name()));
+    for (size_t i = 0; i < args.size(); ++i) {
+      args[i] = Resolve(args[i]);
+      if (HasFresh(args[i])) {
+        return Error(absl::StrFormat("%s: the type of argument %d is not known here; annotate it",
+                                     callee.name(), i));
+      }
+    }
+    absl::StatusOr<Type> out = InferCallType(*def, args, e.attrs());
+    if (!out.ok()) return Error(out.status().message());
+    return out;
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type callee_type, Infer(callee));
+  Type fn = Resolve(callee_type);
+  if (IsFresh(fn)) {
+    std::vector<Type> params;
+    for (size_t i = 0; i < args.size(); ++i) params.push_back(Fresh());
+    const Type made = Type::Func(std::move(params), Fresh());
+    DYNVM_RETURN_IF_ERROR(Unify(fn, made, "a called value"));
+    fn = made;
+  }
+  if (fn.kind() != TypeKind::kFunc) return Error(absl::StrCat("calling a value of type ", fn.ToString()));
+  if (fn.params().size() != args.size()) {
+    return Error(absl::StrFormat("%s takes %d arguments, got %d", fn.ToString(), fn.params().size(),
+                                 args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    DYNVM_RETURN_IF_ERROR(Unify(fn.params()[i], args[i], absl::StrFormat("argument %d of a call", i)));
+  }
+  return fn.ret();
+}
+
+// A let chain in a loop: its length costs no stack. Each let's variable is in scope in
+// its own value (a let-bound fn may recurse).
+absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
+  std::vector<Expr> chain;
+  Expr cur = e;
+  for (; cur.is(ExprKind::kLet); cur = cur.body()) {
+    chain.push_back(cur);
+    const Expr& var = cur.var();
+    const Type declared = var.annotation() ? *var.annotation() : Fresh();
+    var_types_[var.var_id()] = declared;
+    DYNVM_ASSIGN_OR_RETURN(const Type value, Infer(cur.operand()));
+    DYNVM_RETURN_IF_ERROR(Unify(declared, value, absl::StrCat("the value of %", var.name())));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(cur));
+  for (const Expr& let : chain) Record(let, body);
+  return body;
+}
+
+absl::StatusOr<Type> Inferer::InferFunction(const Expr& e) {
+  std::vector<Type> params;
+  for (const Expr& p : e.params()) {
+    const Type t = p.annotation() ? *p.annotation() : Fresh();
+    var_types_[p.var_id()] = t;
+    params.push_back(t);
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(e.body()));
+  Type ret = body;
+  if (e.annotation()) {
+    DYNVM_RETURN_IF_ERROR(Unify(*e.annotation(), body, "the result of a function"));
+    ret = *e.annotation();
+  }
+  return Type::Func(std::move(params), ret, e.type_params());
+}
+
+// A constructor as a value: fn (fields) -> Adt[fresh...], or the Adt for a nullary one.
+absl::StatusOr<Type> Inferer::ConstructorType(const Expr& ctor) {
+  const TypeData* data = module_.FindType(ctor.adt());
+  if (data == nullptr) return Error(absl::StrCat("constructor ", ctor.name(), " of unknown type ", ctor.adt()));
+  std::vector<std::pair<std::string, Type>> fresh;
+  std::vector<Type> args;
+  for (const std::string& param : data->type_params) {
+    args.push_back(Fresh());
+    fresh.emplace_back(param, args.back());
+  }
+  const Type adt = Type::Adt(data->name, std::move(args));
+  if (ctor.field_types().empty()) return adt;
+  std::vector<Type> fields;
+  for (const Type& f : ctor.field_types()) fields.push_back(f.SubstituteVars(fresh));
+  return Type::Func(std::move(fields), adt);
+}
+
+absl::Status Inferer::CheckPattern(const Pattern& p, const Type& t) {
+  switch (p.kind()) {
+    case PatternKind::kWildcard: return absl::OkStatus();
+    case PatternKind::kVar: {
+      const Expr& var = p.expr();
+      if (var.annotation()) DYNVM_RETURN_IF_ERROR(Unify(*var.annotation(), t, absl::StrCat("pattern %", var.name())));
+      var_types_[var.var_id()] = var.annotation() ? *var.annotation() : t;
+      return absl::OkStatus();
+    }
+    case PatternKind::kTuple: {
+      std::vector<Type> fields;
+      for (size_t i = 0; i < p.fields().size(); ++i) fields.push_back(Fresh());
+      DYNVM_RETURN_IF_ERROR(Unify(Type::Tuple(fields), t, "a tuple pattern"));
+      for (size_t i = 0; i < fields.size(); ++i) DYNVM_RETURN_IF_ERROR(CheckPattern(p.fields()[i], fields[i]));
+      return absl::OkStatus();
+    }
+    case PatternKind::kConstructor: {
+      DYNVM_ASSIGN_OR_RETURN(const Type ctor, ConstructorType(p.expr()));
+      const bool nullary = ctor.kind() != TypeKind::kFunc;
+      DYNVM_RETURN_IF_ERROR(Unify(nullary ? ctor : ctor.ret(), t,
+                                  absl::StrCat("pattern ", p.expr().name())));
+      const std::vector<Type> no_fields;
+      const std::vector<Type>& fields = nullary ? no_fields : ctor.params();
+      if (fields.size() != p.fields().size()) {
+        return Error(absl::StrFormat("pattern %s has %d fields, the constructor %d", p.expr().name(),
+                                     p.fields().size(), fields.size()));
+      }
+      for (size_t i = 0; i < fields.size(); ++i) DYNVM_RETURN_IF_ERROR(CheckPattern(p.fields()[i], fields[i]));
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
+// Rebuilding with the resolved types
+
+absl::StatusOr<Type> Inferer::Final(const Expr& e) {
+  const bool is_var = e.is(ExprKind::kVar);
+  const Type t = Resolve(is_var ? var_types_.at(e.var_id()) : expr_types_.at(e.identity()));
+  if (HasFresh(t)) {
+    return Error(absl::StrFormat("the type of %s is not determined (%s); annotate it",
+                                 is_var ? absl::StrCat("%", e.name()) : "an expression", t.ToString()));
+  }
+  return t;
+}
+
+absl::StatusOr<Pattern> Inferer::RebuildPattern(const Pattern& p) {
+  std::vector<Pattern> fields;
+  for (const Pattern& f : p.fields()) {
+    DYNVM_ASSIGN_OR_RETURN(Pattern rf, RebuildPattern(f));
+    fields.push_back(std::move(rf));
+  }
+  switch (p.kind()) {
+    case PatternKind::kWildcard: return p;
+    case PatternKind::kVar: {
+      DYNVM_ASSIGN_OR_RETURN(Expr var, Rebuild(p.expr()));
+      return Pattern::Bind(std::move(var));
+    }
+    case PatternKind::kTuple: return Pattern::Tuple(std::move(fields));
+    case PatternKind::kConstructor: return Pattern::Constructor(p.expr(), std::move(fields));
+  }
+  return p;
+}
+
+absl::StatusOr<Expr> Inferer::Rebuild(const Expr& e) {
+  // Operators and constructors are typed where they are used (the call, the pattern);
+  // a global carries its declared signature.
+  if (e.is(ExprKind::kOp) || e.is(ExprKind::kConstructor)) return e;
+  if (e.is(ExprKind::kGlobalVar)) return e.WithType(Resolve(global_types_.at(e.name())));
+  if (const auto it = rebuilt_.find(e.identity()); it != rebuilt_.end()) return it->second;
+  const auto all = [&](const std::vector<Expr>& items) -> absl::StatusOr<std::vector<Expr>> {
+    std::vector<Expr> out;
+    for (const Expr& item : items) {
+      DYNVM_ASSIGN_OR_RETURN(Expr r, Rebuild(item));
+      out.push_back(std::move(r));
+    }
+    return out;
+  };
+  Expr out;
+  switch (e.kind()) {
+    case ExprKind::kVar:
+    case ExprKind::kConstant:
+      out = e;
+      break;
+    case ExprKind::kCall: {
+      DYNVM_ASSIGN_OR_RETURN(Expr callee, Rebuild(e.callee()));
+      DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> args, all(e.args()));
+      out = Expr::Call(std::move(callee), std::move(args), e.attrs());
+      break;
+    }
+    case ExprKind::kLet: {
+      // Iteratively over the chain.
+      std::vector<std::pair<Expr, Expr>> lets;  // (original let, rebuilt value)
+      Expr cur = e;
+      for (; cur.is(ExprKind::kLet) && !rebuilt_.contains(cur.identity()); cur = cur.body()) {
+        DYNVM_ASSIGN_OR_RETURN(Expr value, Rebuild(cur.operand()));
+        lets.emplace_back(cur, std::move(value));
+      }
+      DYNVM_ASSIGN_OR_RETURN(Expr body, Rebuild(cur));
+      for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        DYNVM_ASSIGN_OR_RETURN(Expr var, Rebuild(it->first.var()));
+        DYNVM_ASSIGN_OR_RETURN(const Type t, Final(it->first));
+        body = Expr::Let(std::move(var), std::move(it->second), std::move(body)).WithType(t);
+        rebuilt_[it->first.identity()] = body;
+      }
+      return body;
+    }
+    case ExprKind::kIf: {
+      DYNVM_ASSIGN_OR_RETURN(Expr cond, Rebuild(e.cond()));
+      DYNVM_ASSIGN_OR_RETURN(Expr then_branch, Rebuild(e.then_branch()));
+      DYNVM_ASSIGN_OR_RETURN(Expr else_branch, Rebuild(e.else_branch()));
+      out = Expr::If(std::move(cond), std::move(then_branch), std::move(else_branch));
+      break;
+    }
+    case ExprKind::kTuple: {
+      DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> fields, all(e.fields()));
+      out = Expr::Tuple(std::move(fields));
+      break;
+    }
+    case ExprKind::kTupleGetItem: {
+      DYNVM_ASSIGN_OR_RETURN(Expr tuple, Rebuild(e.tuple()));
+      out = Expr::TupleGetItem(std::move(tuple), e.index());
+      break;
+    }
+    case ExprKind::kFunction: {
+      DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> params, all(e.params()));
+      DYNVM_ASSIGN_OR_RETURN(Expr body, Rebuild(e.body()));
+      out = Expr::Function(std::move(params), std::move(body), e.annotation(), e.type_params(), e.attrs());
+      break;
+    }
+    case ExprKind::kMatch: {
+      DYNVM_ASSIGN_OR_RETURN(Expr data, Rebuild(e.data()));
+      std::vector<Clause> clauses;
+      for (const Clause& c : e.clauses()) {
+        DYNVM_ASSIGN_OR_RETURN(Pattern p, RebuildPattern(c.pattern));
+        DYNVM_ASSIGN_OR_RETURN(Expr body, Rebuild(c.body));
+        clauses.push_back({std::move(p), std::move(body)});
+      }
+      out = Expr::Match(std::move(data), std::move(clauses), e.complete());
+      break;
+    }
+    default: return e;
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type t, Final(e));
+  out = out.WithType(t);
+  rebuilt_[e.identity()] = out;
+  return out;
+}
+
+absl::StatusOr<Module> Inferer::Run() {
+  for (const std::string& name : module_.function_names()) {
+    current_ = name;
+    const Expr fn = *module_.Function(name);
+    std::vector<Type> params;
+    for (const Expr& p : fn.params()) {
+      if (!p.annotation()) return Error(absl::StrCat("parameter %", p.name(), " needs a type"));
+      params.push_back(*p.annotation());
+    }
+    global_types_[name] = Type::Func(std::move(params), fn.annotation() ? *fn.annotation() : Fresh(),
+                                     fn.type_params());
+  }
+  for (const std::string& name : module_.function_names()) {
+    current_ = name;
+    const Expr fn = *module_.Function(name);
+    DYNVM_ASSIGN_OR_RETURN(const Type t, Infer(fn));
+    DYNVM_RETURN_IF_ERROR(Unify(global_types_[name].ret(), t.ret(), absl::StrCat("the result of @", name)));
+  }
+  Module out = module_;
+  for (const std::string& name : module_.function_names()) {
+    current_ = name;
+    DYNVM_ASSIGN_OR_RETURN(Expr fn, Rebuild(*module_.Function(name)));
+    DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(fn)));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Module> InferTypes(const Module& module) { return Inferer(module).Run(); }
+
+}  // namespace dynvm::compiler

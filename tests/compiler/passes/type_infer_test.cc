@@ -1,0 +1,142 @@
+// Tests of type inference (compiler/passes/type_infer.h) on programs in the text format:
+// symbolic shapes through operators, lets, tuples, ifs (joined), closures, generic
+// functions over ADTs, recursion, sharing kept, and the errors.
+#include "compiler/passes/type_infer.h"
+
+#include <string>
+
+#include "compiler/frontend/relay_text/parser.h"
+#include "gtest/gtest.h"
+
+namespace dynvm::compiler {
+namespace {
+
+absl::StatusOr<Module> Infer(std::string_view text) {
+  absl::StatusOr<Module> mod = ParseModule(text);
+  if (!mod.ok()) return mod.status();
+  return InferTypes(*mod);
+}
+
+std::string TypeOf(const Expr& e) { return e.checked_type() ? e.checked_type()->ToString() : "<none>"; }
+
+TEST(TypeInferTest, SymbolicShapesThroughOperatorsAndLets) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    def @main(%x: Tensor[(b, n, 768), float32], %w: Tensor[(3072, 768), float32]) {
+      let %h = nn.dense(%x, %w);
+      %0 = reshape(%h, newshape=[0, 0, 48, 64]);
+      let %t = (transpose(%0, axes=[0, 2, 1, 3]), %x);
+      %t.0
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const Expr main = *mod->Function("main");
+  EXPECT_EQ(TypeOf(main), "fn (Tensor[(b, n, 768), float32], Tensor[(3072, 768), float32]) -> "
+                          "Tensor[(b, 48, n, 64), float32]");
+  const Expr let_h = main.body();
+  EXPECT_EQ(TypeOf(let_h.var()), "Tensor[(b, n, 3072), float32]");
+  EXPECT_EQ(TypeOf(let_h.body().var()),
+            "(Tensor[(b, 48, n, 64), float32], Tensor[(b, n, 768), float32])");
+  // Every node has a type, and variables are typed where they are used too.
+  const Expr result = let_h.body().body();
+  EXPECT_EQ(TypeOf(result), "Tensor[(b, 48, n, 64), float32]");
+  EXPECT_EQ(TypeOf(result.tuple()), TypeOf(let_h.body().var()));
+}
+
+TEST(TypeInferTest, SharingIsKept) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    def @main(%x: Tensor[(n, 4), float32]) {
+      %0 = exp(%x);
+      add(%0, %0)
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const Expr add = mod->Function("main")->body();
+  EXPECT_TRUE(add.args()[0].same_as(add.args()[1]));
+  EXPECT_EQ(TypeOf(add.args()[0]), "Tensor[(n, 4), float32]");
+}
+
+TEST(TypeInferTest, IfJoinsItsBranches) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    def @main(%c: bool, %x: Tensor[(n, 4), float32]) {
+      if (%c) { %x } else { concatenate((%x, %x), axis=0) }
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(TypeOf(mod->Function("main")->body()), "Tensor[(?, 4), float32]");
+}
+
+TEST(TypeInferTest, ClosuresGenericsAdtsAndRecursion) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    type List[A] {
+      Cons(A, List[A]),
+      Nil,
+    }
+    def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {
+      match (%l) {
+        Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)),
+        Nil => Nil,
+      }
+    }
+    def @length[A](%l: List[A]) -> int64 {
+      match (%l) {
+        Cons(_, %t) => add(@length(%t), 1i64),
+        Nil => 0i64,
+      }
+    }
+    def @main(%x: Tensor[(n), float32]) {
+      let %double = fn (%a: Tensor[(n), float32]) { multiply(%a, 2f) };
+      let %l = @map(%double, Cons(%x, Cons(%x, Nil)));
+      (%l, @length(%l))
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const Expr main = *mod->Function("main");
+  EXPECT_EQ(TypeOf(main.body().var()), "fn (Tensor[(n), float32]) -> Tensor[(n), float32]");
+  EXPECT_EQ(TypeOf(main.body().body().var()), "List[Tensor[(n), float32]]");
+  EXPECT_EQ(TypeOf(main), "fn (Tensor[(n), float32]) -> (List[Tensor[(n), float32]], int64)");
+  EXPECT_EQ(TypeOf(*mod->Function("length")), "fn [A] (List[A]) -> int64");
+}
+
+TEST(TypeInferTest, UnannotatedClosureParametersAreInferredFromUse) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    def @main(%x: Tensor[(n), float32]) {
+      let %pair = fn (%a, %b) { (%b, %a) };
+      %pair(%x, 1i64)
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(TypeOf(mod->Function("main")->body()), "(int64, Tensor[(n), float32])");
+}
+
+void ExpectError(std::string_view text, std::string_view message) {
+  const absl::StatusOr<Module> mod = Infer(text);
+  ASSERT_FALSE(mod.ok()) << text;
+  EXPECT_EQ(mod.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(mod.status().message()), std::string(message));
+}
+
+TEST(TypeInferTest, Errors) {
+  ExpectError("def @main(%x: Tensor[(3), float32], %y: Tensor[(3), int32]) { add(%x, %y) }",
+              "in @main: add: operands have dtypes float32 and int32, expected one dtype");
+  ExpectError("def @main(%x: Tensor[(3), float32]) { nn.dense(%x) }",
+              "in @main: nn.dense takes 2 to 3 arguments, got 1");
+  ExpectError("def @main(%x: Tensor[(3), float32]) { frobnicate(%x) }",
+              "in @main: unknown operator frobnicate");
+  ExpectError("def @main(%x: Tensor[(3), float32]) { if (%x) { %x } else { %x } }",
+              "in @main: the condition of if: expected bool, got Tensor[(3), float32]");
+  ExpectError("def @main(%x: Tensor[(3), float32]) { %x.0 }",
+              "in @main: projection .0 of Tensor[(3), float32], which is not a tuple");
+  ExpectError("def @main(%x) { %x }", "in @main: parameter %x needs a type");
+  ExpectError("def @f(%x: Tensor[(3), float32]) { %x }\n"
+              "def @main(%y: Tensor[(4), float32]) { @f(%y) }",
+              "in @main: argument 0 of a call: expected Tensor[(3), float32], got "
+              "Tensor[(4), float32]");
+  ExpectError("def @main(%x: Tensor[(3), float32]) {\n"
+              "  let %g = fn (%a) { exp(%a) };\n"
+              "  %g(%x)\n"
+              "}",
+              "in @main: exp: the type of argument 0 is not known here; annotate it");
+  // Recursion through an operator needs the result type declared.
+  ExpectError("def @count(%n: int64) { if (less(%n, 1i64)) { 0i64 } else { add(@count(subtract(%n, 1i64)), 1i64) } }",
+              "in @count: add: the type of argument 0 is not known here; annotate it");
+  ExpectError("def @main(%x: Tensor[(3), float32]) { let %y: Tensor[(3), int64] = %x; %y }",
+              "in @main: the value of %y: expected Tensor[(3), int64], got Tensor[(3), float32]");
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
