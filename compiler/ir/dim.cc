@@ -208,6 +208,11 @@ int64_t Dim::const_value() const { return is_const() ? node_->constant : 0; }
 std::string_view Dim::symbol_name() const { return node_->name; }
 const std::string& Dim::ToString() const { return node_->text; }
 
+bool MayEqual(const Dim& a, const Dim& b) {
+  const Dim difference = a - b;  // ? if either is
+  return !difference.is_const() || difference.const_value() == 0;
+}
+
 bool operator==(const Dim& a, const Dim& b) {
   return a.node_ == b.node_ || a.ToString() == b.ToString();
 }

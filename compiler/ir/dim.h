@@ -73,6 +73,11 @@ class Dim {
   friend Dim Min(const Dim& a, const Dim& b);
   friend Dim Max(const Dim& a, const Dim& b);
 
+  // Whether `a` and `b` can be the same extent for some values of the symbols: false
+  // only when they differ by a non-zero constant (3 and 4, n and n + 1); true when
+  // either is `?`.
+  friend bool MayEqual(const Dim& a, const Dim& b);
+
   // Whether the canonical forms are the same.
   friend bool operator==(const Dim& a, const Dim& b);
   friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }

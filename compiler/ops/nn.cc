@@ -25,7 +25,7 @@ absl::StatusOr<Type> LayerNormRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, x.rank()));
   for (int i : {1, 2}) {
     DYNVM_ASSIGN_OR_RETURN(const Type p, TensorArg(call, i, i == 1 ? "gamma" : "beta", kF32));
-    if (p.rank() != 1 || !DimsMayMatch(p.shape()[0], x.shape()[a])) {
+    if (p.rank() != 1 || !MayEqual(p.shape()[0], x.shape()[a])) {
       return OpError(call, absl::StrFormat("%s has shape %s, expected [%s]", i == 1 ? "gamma" : "beta",
                                            ShapeText(p.shape()), x.shape()[a].ToString()));
     }
@@ -41,7 +41,7 @@ absl::StatusOr<Type> DenseRel(const OpCall& call) {
   if (w.rank() != 2) {
     return OpError(call, absl::StrFormat("weight has shape %s, expected [units, k]", ShapeText(w.shape())));
   }
-  if (!DimsMayMatch(x.shape().back(), w.shape()[1])) {
+  if (!MayEqual(x.shape().back(), w.shape()[1])) {
     return OpError(call, absl::StrFormat("inner dimensions differ: %s and %s give k = %s and %s",
                                          ShapeText(x.shape()), ShapeText(w.shape()),
                                          x.shape().back().ToString(), w.shape()[1].ToString()));
@@ -49,14 +49,14 @@ absl::StatusOr<Type> DenseRel(const OpCall& call) {
   Dim n = w.shape()[0];
   DYNVM_ASSIGN_OR_RETURN(const int64_t units, IntAttr(call, "units", -1));
   if (units >= 0) {
-    if (!DimsMayMatch(n, units)) {
+    if (!MayEqual(n, units)) {
       return OpError(call, absl::StrFormat("attribute units is %d but the weight gives %s", units, n.ToString()));
     }
     n = units;
   }
   if (call.args.size() == 3) {
     DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
-    if (bias.rank() != 1 || !DimsMayMatch(bias.shape()[0], n)) {
+    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
       return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
     }
   }
@@ -80,7 +80,7 @@ absl::StatusOr<Type> BatchMatmulRel(const OpCall& call) {
   const auto& bs = b.shape();
   const Dim m = as[as.size() - (ta ? 1 : 2)], ka = as[as.size() - (ta ? 2 : 1)];
   const Dim kb = bs[bs.size() - (tb ? 1 : 2)], n = bs[bs.size() - (tb ? 2 : 1)];
-  if (!DimsMayMatch(ka, kb)) {
+  if (!MayEqual(ka, kb)) {
     return OpError(call, absl::StrFormat("inner dimensions differ: %s and %s give k = %s and %s",
                                          ShapeText(as), ShapeText(bs), ka.ToString(), kb.ToString()));
   }

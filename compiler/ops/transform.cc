@@ -87,7 +87,7 @@ absl::StatusOr<Type> ReshapeRel(const OpCall& call) {
   Dim in_size = 1, out_size = 1;
   for (const Dim& d : in) in_size = in_size * d;
   for (const Dim& d : out) out_size = out_size * d;
-  if (!DimsMayMatch(in_size, out_size)) {
+  if (!MayEqual(in_size, out_size)) {
     return OpError(call, absl::StrFormat("cannot reshape %s (%s elements) to %s (%s elements)",
                                          ShapeText(in), in_size.ToString(), ShapeText(out),
                                          out_size.ToString()));
@@ -144,7 +144,7 @@ absl::StatusOr<Type> SqueezeRel(const OpCall& call) {
     DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, IntsAttr(call, "axis", {}));
     for (int64_t axis : axes) {
       DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, rank));
-      if (!DimsMayMatch(x.shape()[a], 1)) {
+      if (!MayEqual(x.shape()[a], 1)) {
         return OpError(call, absl::StrFormat("axis %d has extent %s, expected 1", axis,
                                              x.shape()[a].ToString()));
       }
@@ -179,7 +179,7 @@ absl::StatusOr<Type> ConcatenateRel(const OpCall& call) {
     for (int d = 0; d < first.rank(); ++d) {
       if (d == a) {
         out[d] = out[d] + t.shape()[d];
-      } else if (!DimsMayMatch(out[d], t.shape()[d])) {
+      } else if (!MayEqual(out[d], t.shape()[d])) {
         return OpError(call, absl::StrFormat("input %d has shape %s, expected %s off axis %d", i,
                                              ShapeText(t.shape()), ShapeText(first.shape()), a));
       } else {

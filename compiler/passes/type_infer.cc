@@ -35,13 +35,6 @@ bool HasFresh(const Type& t) {
   return t.kind() == TypeKind::kFunc && HasFresh(t.ret());
 }
 
-// Whether `a` and `b` can be the same extent for some binding of the symbols.
-bool DimsMayMatch(const Dim& a, const Dim& b) {
-  if (a.is_any() || b.is_any()) return true;
-  const Dim difference = a - b;
-  return !difference.is_const() || difference.const_value() == 0;
-}
-
 class Inferer {
  public:
   explicit Inferer(const Module& module) : module_(module) {}
@@ -133,7 +126,7 @@ absl::Status Inferer::Unify(const Type& expected, const Type& actual, std::strin
     case TypeKind::kTensor:
       if (a.dtype() != b.dtype() || a.rank() != b.rank()) return mismatch();
       for (int i = 0; i < a.rank(); ++i) {
-        if (!DimsMayMatch(a.shape()[i], b.shape()[i])) return mismatch();
+        if (!MayEqual(a.shape()[i], b.shape()[i])) return mismatch();
       }
       return absl::OkStatus();
     case TypeKind::kVar: return a.name() == b.name() ? absl::OkStatus() : mismatch();

@@ -62,11 +62,6 @@ absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::
   return out;
 }
 
-bool DimsMayMatch(const Dim& a, const Dim& b) {
-  const Dim difference = a - b;
-  return !difference.is_const() || difference.const_value() == 0;
-}
-
 Dim Unify(const Dim& a, const Dim& b) {
   if (a.is_const()) return a;
   if (b.is_const()) return b;

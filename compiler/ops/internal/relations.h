@@ -30,9 +30,6 @@ absl::Status OpError(const OpCall& call, absl::string_view message);
 absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::vector<Dim>& a,
                                                  const std::vector<Dim>& b);
 
-// Whether two dims can be equal for some binding of the symbols: false only for
-// different constants (and, for a symbolic difference, a non-zero constant one).
-bool DimsMayMatch(const Dim& a, const Dim& b);
 // The more informative of two dims required to be equal (a constant over a symbol over
 // `?`).
 Dim Unify(const Dim& a, const Dim& b);

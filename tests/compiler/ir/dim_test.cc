@@ -94,6 +94,16 @@ TEST(DimTest, MinMax) {
   EXPECT_NE(Min(n, 512), Max(n, 512));
 }
 
+TEST(DimTest, MayEqual) {
+  EXPECT_TRUE(MayEqual(n, n));
+  EXPECT_TRUE(MayEqual(n, m));
+  EXPECT_TRUE(MayEqual(n, 3));
+  EXPECT_TRUE(MayEqual(Dim::Any(), 3));
+  EXPECT_FALSE(MayEqual(Dim(3), 4));
+  EXPECT_FALSE(MayEqual(n, n + 1));
+  EXPECT_TRUE(MayEqual(n * 2, n + n));
+}
+
 TEST(DimTest, AnyAbsorbsArithmetic) {
   const Dim any = Dim::Any();
   EXPECT_TRUE((any + 1).is_any());
