@@ -1,5 +1,8 @@
-// Relations of the neural-network operators (kernels/nn/, kernels/matmul.cc):
-// softmax, layer_norm, dense and batch_matmul.
+// Relations of the neural-network operators (kernels/nn/, kernels/matmul.cc): softmax,
+// the normalisations, and the matrix products.
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -65,30 +68,154 @@ absl::StatusOr<Type> DenseRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, std::move(shape));
 }
 
-// a [..., m, k] (or [..., k, m] transposed), b [..., k, n] (or [..., n, k], Relay's
-// default) -> [broadcast batch..., m, n].
-absl::StatusOr<Type> BatchMatmulRel(const OpCall& call) {
+// A product with broadcast batch dims: a [..., m, k] (or [..., k, m] transposed), b
+// [..., k, n] (or [..., n, k]) -> [batch..., m, n]. With kPromote (numpy's matmul), a
+// 1-D operand is a row (a) or a column (b) and its axis is dropped from the result.
+template <bool kPromote, bool kTransposeB>
+absl::StatusOr<Type> MatmulRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Type a, TensorArg(call, 0, "a", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type b, TensorArg(call, 1, "b", kF32));
-  if (a.rank() < 2 || b.rank() < 2) {
-    return OpError(call, absl::StrFormat("operands have shapes %s and %s, expected rank 2 or more",
-                                         ShapeText(a.shape()), ShapeText(b.shape())));
+  const int min_rank = kPromote ? 1 : 2;
+  if (a.rank() < min_rank || b.rank() < min_rank) {
+    return OpError(call, absl::StrFormat("operands have shapes %s and %s, expected rank %d or more",
+                                         ShapeText(a.shape()), ShapeText(b.shape()), min_rank));
   }
   DYNVM_ASSIGN_OR_RETURN(const int64_t ta, IntAttr(call, "transpose_a", 0));
-  DYNVM_ASSIGN_OR_RETURN(const int64_t tb, IntAttr(call, "transpose_b", 1));
-  const auto& as = a.shape();
-  const auto& bs = b.shape();
-  const Dim m = as[as.size() - (ta ? 1 : 2)], ka = as[as.size() - (ta ? 2 : 1)];
-  const Dim kb = bs[bs.size() - (tb ? 1 : 2)], n = bs[bs.size() - (tb ? 2 : 1)];
-  if (!MayEqual(ka, kb)) {
+  DYNVM_ASSIGN_OR_RETURN(const int64_t tb, IntAttr(call, "transpose_b", kTransposeB ? 1 : 0));
+  // (rows, cols) of an operand as the product sees it.
+  const auto view = [&](const Type& t, bool transpose, bool row) -> absl::StatusOr<std::pair<Dim, Dim>> {
+    const auto& s = t.shape();
+    if (t.rank() == 1) {
+      if (transpose) return OpError(call, absl::StrFormat("cannot transpose the 1-D %s", row ? "a" : "b"));
+      return row ? std::pair<Dim, Dim>{1, s[0]} : std::pair<Dim, Dim>{s[0], 1};
+    }
+    const Dim& r = s[s.size() - 2];
+    const Dim& c = s[s.size() - 1];
+    return transpose ? std::pair{c, r} : std::pair{r, c};
+  };
+  DYNVM_ASSIGN_OR_RETURN(const auto va, view(a, ta != 0, true));
+  DYNVM_ASSIGN_OR_RETURN(const auto vb, view(b, tb != 0, false));
+  if (!MayEqual(va.second, vb.first)) {
     return OpError(call, absl::StrFormat("inner dimensions differ: %s and %s give k = %s and %s",
-                                         ShapeText(as), ShapeText(bs), ka.ToString(), kb.ToString()));
+                                         ShapeText(a.shape()), ShapeText(b.shape()),
+                                         va.second.ToString(), vb.first.ToString()));
   }
-  DYNVM_ASSIGN_OR_RETURN(std::vector<Dim> shape,
-                         BroadcastShapes(call, std::vector<Dim>(as.begin(), as.end() - 2),
-                                         std::vector<Dim>(bs.begin(), bs.end() - 2)));
-  shape.push_back(m);
-  shape.push_back(n);
+  Dim n = vb.second;
+  DYNVM_ASSIGN_OR_RETURN(const int64_t units, IntAttr(call, "units", -1));
+  if (units >= 0) {
+    if (!MayEqual(n, units)) {
+      return OpError(call, absl::StrFormat("attribute units is %d but the weight gives %s", units, n.ToString()));
+    }
+    n = units;
+  }
+  const auto batch_of = [](const Type& t) {
+    return std::vector<Dim>(t.shape().begin(), t.shape().end() - std::min(t.rank(), 2));
+  };
+  DYNVM_ASSIGN_OR_RETURN(std::vector<Dim> shape, BroadcastShapes(call, batch_of(a), batch_of(b)));
+  if (a.rank() > 1) shape.push_back(va.first);
+  if (b.rank() > 1) shape.push_back(n);
+  return Type::Tensor(DType::kF32, std::move(shape));
+}
+
+// a, b [, bias [n]] [, residual [m, n]] (residual=1: the last input) -> [m, n].
+absl::StatusOr<Type> GemmRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const int64_t has_residual, IntAttr(call, "residual", 0));
+  const size_t count = call.args.size();
+  if (count < 2 + static_cast<size_t>(has_residual != 0) || count > 3 + static_cast<size_t>(has_residual != 0)) {
+    return OpError(call, has_residual ? "takes a, b[, bias], residual (residual=1)" : "takes a, b[, bias] (residual=0)");
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type a, TensorArg(call, 0, "a", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type b, TensorArg(call, 1, "b", kF32));
+  if (a.rank() != 2 || b.rank() != 2) {
+    return OpError(call, absl::StrFormat("a and b must be matrices, got shapes %s and %s",
+                                         ShapeText(a.shape()), ShapeText(b.shape())));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t ta, IntAttr(call, "trans_a", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t tb, IntAttr(call, "trans_b", 0));
+  const Dim m = a.shape()[ta ? 1 : 0], ka = a.shape()[ta ? 0 : 1];
+  const Dim kb = b.shape()[tb ? 1 : 0], n = b.shape()[tb ? 0 : 1];
+  if (!MayEqual(ka, kb)) {
+    return OpError(call, absl::StrFormat("inner dimensions differ: k = %s and %s", ka.ToString(), kb.ToString()));
+  }
+  const bool has_bias = count == 3 + static_cast<size_t>(has_residual != 0);
+  if (has_bias) {
+    DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
+    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
+      return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
+    }
+  }
+  if (has_residual) {
+    DYNVM_ASSIGN_OR_RETURN(const Type r, TensorArg(call, static_cast<int>(count) - 1, "residual", kF32));
+    if (r.rank() != 2 || !MayEqual(r.shape()[0], m) || !MayEqual(r.shape()[1], n)) {
+      return OpError(call, absl::StrFormat("residual has shape %s, expected [%s, %s]", ShapeText(r.shape()),
+                                           m.ToString(), n.ToString()));
+    }
+  }
+  return Type::Tensor(DType::kF32, {m, n});
+}
+
+// data, gamma, beta, moving_mean, moving_var [c] with c = data.shape[axis].
+absl::StatusOr<Type> BatchNormRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, x.rank()));
+  static constexpr const char* kNames[] = {"gamma", "beta", "moving_mean", "moving_var"};
+  for (int i = 1; i <= 4; ++i) {
+    DYNVM_ASSIGN_OR_RETURN(const Type p, TensorArg(call, i, kNames[i - 1], kF32));
+    if (p.rank() != 1 || !MayEqual(p.shape()[0], x.shape()[a])) {
+      return OpError(call, absl::StrFormat("%s has shape %s, expected [%s]", kNames[i - 1],
+                                           ShapeText(p.shape()), x.shape()[a].ToString()));
+    }
+  }
+  return x;
+}
+
+// The packed layout of a dense weight (kernels/gemm.h): [ceil(n / 16), k, 16].
+constexpr int64_t kPanel = 16;
+
+absl::StatusOr<Type> LayoutTransformRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type w, TensorArg(call, 0, "data", kF32));
+  absl::StatusOr<std::string> src = kernels::GetStringAttr(call.attrs, "src_layout");
+  absl::StatusOr<std::string> dst = kernels::GetStringAttr(call.attrs, "dst_layout");
+  if (!src.ok() || !dst.ok() || *src != "NC" || *dst != "NC16n") {
+    return OpError(call, "only src_layout=\"NC\" dst_layout=\"NC16n\" (packing a dense weight) is supported");
+  }
+  if (w.rank() != 2) {
+    return OpError(call, absl::StrFormat("data has shape %s, expected [N, C] for layout NC", ShapeText(w.shape())));
+  }
+  return Type::Tensor(DType::kF32, {FloorDiv(w.shape()[0] + (kPanel - 1), kPanel), w.shape()[1], kPanel});
+}
+
+// nn.dense on a packed weight; units = n (default: every column of the panels).
+absl::StatusOr<Type> DensePackRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type w, TensorArg(call, 1, "weight", kF32));
+  if (x.rank() < 1) return OpError(call, "data has rank 0, expected at least 1");
+  if (w.rank() != 3 || w.shape()[2] != Dim(kPanel)) {
+    return OpError(call, absl::StrFormat("weight has shape %s, expected [ceil(units / 16), k, 16] (layout NC16n)",
+                                         ShapeText(w.shape())));
+  }
+  if (!MayEqual(x.shape().back(), w.shape()[1])) {
+    return OpError(call, absl::StrFormat("inner dimensions differ: k = %s and %s", x.shape().back().ToString(),
+                                         w.shape()[1].ToString()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t units, IntAttr(call, "units", -1));
+  Dim n = w.shape()[0] * kPanel;
+  if (units >= 0) {
+    if (!MayEqual(FloorDiv(Dim(units) + (kPanel - 1), kPanel), w.shape()[0])) {
+      return OpError(call, absl::StrFormat("attribute units is %d but the packed weight %s holds %s panels",
+                                           units, ShapeText(w.shape()), w.shape()[0].ToString()));
+    }
+    n = units;
+  }
+  if (call.args.size() == 3) {
+    DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
+    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
+      return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
+    }
+  }
+  std::vector<Dim> shape = x.shape();
+  shape.back() = n;
   return Type::Tensor(DType::kF32, std::move(shape));
 }
 
@@ -97,7 +224,13 @@ constexpr OpDef kOps[] = {
     {"nn.log_softmax", 1, 1, SoftmaxRel},
     {"nn.layer_norm", 3, 3, LayerNormRel},
     {"nn.dense", 2, 3, DenseRel},
-    {"nn.batch_matmul", 2, 2, BatchMatmulRel},
+    {"nn.batch_matmul", 2, 2, MatmulRel<false, true>},
+    {"nn.matmul", 2, 2, MatmulRel<true, false>},
+    {"matmul", 2, 2, MatmulRel<true, false>},
+    {"gemm", 2, 4, GemmRel},
+    {"nn.batch_norm", 5, 5, BatchNormRel},
+    {"layout_transform", 1, 1, LayoutTransformRel},
+    {"nn.contrib_dense_pack", 2, 3, DensePackRel},
 };
 
 }  // namespace

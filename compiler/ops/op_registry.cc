@@ -15,7 +15,8 @@ absl::Span<const OpDef> AllOps() {
   static const std::vector<OpDef>* const ops = [] {
     auto* all = new std::vector<OpDef>;
     for (absl::Span<const OpDef> family : {internal::ElementwiseOps(), internal::ReduceOps(),
-                                           internal::NnOps(), internal::TransformOps()}) {
+                                           internal::NnOps(), internal::TransformOps(),
+                                           internal::CreationOps()}) {
       all->insert(all->end(), family.begin(), family.end());
     }
     return all;

@@ -1,7 +1,10 @@
-// Relations of the layout and indexing operators (kernels/transform.cc, slice.cc,
-// index.cc): reshape with Relay's special codes, transpose, expand_dims, squeeze,
-// concatenate and take.
+// Relations of the layout, slicing, indexing and sorting operators
+// (kernels/transform.cc, slice.cc, index.cc, sort.cc, reduce.cc's cumsum).
+#include <algorithm>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -224,10 +227,244 @@ absl::StatusOr<Type> TakeRel(const OpCall& call) {
   return Type::Tensor(data.dtype(), std::move(out));
 }
 
+// numpy broadcasting of data to exactly `shape`.
+absl::StatusOr<Type> BroadcastToRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, IntsAttr(call, "shape", {}));
+  const std::vector<Dim> target(shape.begin(), shape.end());
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Dim> out, BroadcastShapes(call, x.shape(), target));
+  if (out.size() != target.size() || !std::equal(out.begin(), out.end(), target.begin(),
+                                                  [](const Dim& a, const Dim& b) { return MayEqual(a, b); })) {
+    return OpError(call, absl::StrFormat("cannot broadcast %s to %s", ShapeText(x.shape()),
+                                         ShapeText(target)));
+  }
+  return Type::Tensor(x.dtype(), target);
+}
+
+// numpy's tile: rank and reps left-padded with 1s, then multiplied.
+absl::StatusOr<Type> TileRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> reps, IntsAttr(call, "reps", {}));
+  for (int64_t r : reps) {
+    if (r < 0) return OpError(call, absl::StrFormat("reps %s has a negative entry", ShapeText({reps.begin(), reps.end()})));
+  }
+  std::vector<Dim> dims = x.shape();
+  while (dims.size() < reps.size()) dims.insert(dims.begin(), Dim(1));
+  while (reps.size() < dims.size()) reps.insert(reps.begin(), 1);
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] = dims[i] * reps[i];
+  return Type::Tensor(x.dtype(), std::move(dims));
+}
+
+// numpy's slicing of one axis of constant extent `dim` (kernels/slice.cc).
+int64_t SliceLength(int64_t dim, std::optional<int64_t> begin, std::optional<int64_t> end, int64_t step) {
+  const auto clamp = [dim](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + dim : v, lo, hi); };
+  if (step > 0) {
+    const int64_t start = begin ? clamp(*begin, 0, dim) : 0, stop = end ? clamp(*end, 0, dim) : dim;
+    return stop > start ? (stop - start - 1) / step + 1 : 0;
+  }
+  const int64_t start = begin ? clamp(*begin, -1, dim - 1) : dim - 1;
+  const int64_t stop = end ? clamp(*end, -1, dim - 1) : -1;
+  return start > stop ? (start - stop - 1) / -step + 1 : 0;
+}
+
+// Extents of sliced axes are computed for constant dims; a sliced symbolic dim is `?`.
+absl::StatusOr<Type> StridedSliceRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> begin, IntsAttr(call, "begin", {}));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> end, IntsAttr(call, "end", {}));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, IntsAttr(call, "strides", {}));
+  absl::StatusOr<std::string> mode = kernels::GetStringAttr(call.attrs, "slice_mode", "end");
+  if (!mode.ok()) return OpError(call, mode.status().message());
+  if (*mode != "end" && *mode != "size") {
+    return OpError(call, absl::StrFormat("attribute 'slice_mode' is '%s': expected 'end' or 'size'", *mode));
+  }
+  const bool size_mode = *mode == "size";
+  for (int64_t step : strides) {
+    if (step == 0 || step == std::numeric_limits<int64_t>::min()) {
+      return OpError(call, absl::StrFormat("attribute 'strides' has a step of %d", step));
+    }
+  }
+  const int rank = x.rank();
+  const bool has_axes = HasAttr(call, "axes");
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, IntsAttr(call, "axes", {}));
+  if (begin.size() != end.size() || (has_axes && axes.size() != begin.size()) ||
+      (!has_axes && static_cast<int>(begin.size()) > rank)) {
+    return OpError(call, absl::StrFormat("%d begin, %d end values and %d axes for rank %d",
+                                         begin.size(), end.size(), axes.size(), rank));
+  }
+  std::vector<Dim> out = x.shape();
+  std::vector<bool> given(rank, false);
+  for (size_t i = 0; i < begin.size(); ++i) {
+    int axis = static_cast<int>(i);
+    if (has_axes) {
+      DYNVM_ASSIGN_OR_RETURN(axis, NormalizeAxis(call, axes[i], rank));
+    }
+    if (given[axis]) return OpError(call, absl::StrFormat("axis %d sliced twice", axis));
+    given[axis] = true;
+    const int64_t step = i < strides.size() && !size_mode ? strides[i] : 1;
+    const Dim& d = x.shape()[axis];
+    if (!d.is_const()) {
+      out[axis] = Dim::Any();
+      continue;
+    }
+    const int64_t n = d.const_value();
+    std::optional<int64_t> stop = end[i];
+    if (size_mode) {
+      const int64_t from = n - SliceLength(n, begin[i], std::nullopt, 1);
+      stop = end[i] < 0 || end[i] > n - from ? n : from + end[i];
+    }
+    out[axis] = SliceLength(n, begin[i], stop, step);
+  }
+  return Type::Tensor(x.dtype(), std::move(out));
+}
+
+// A tuple of the parts: equal sections, or the pieces between split points.
+absl::StatusOr<Type> SplitRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, IntAttr(call, "axis", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(call, axis_attr, x.rank()));
+  const Dim& n = x.shape()[axis];
+  if (!HasAttr(call, "indices_or_sections")) return OpError(call, "attribute 'indices_or_sections' is required");
+  const kernels::AttrValue& spec = call.attrs.find("indices_or_sections")->second;
+  std::vector<Dim> extents;
+  if (const auto* sections = std::get_if<int64_t>(&spec)) {
+    if (*sections <= 0 || (n.is_const() && n.const_value() % *sections != 0)) {
+      return OpError(call, absl::StrFormat("%d sections do not divide axis %d of extent %s", *sections, axis, n.ToString()));
+    }
+    extents.assign(*sections, FloorDiv(n, *sections));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> points, IntsAttr(call, "indices_or_sections", {}));
+    Dim previous = 0;
+    int64_t last = 0;
+    for (int64_t p : points) {
+      if (p < last || (n.is_const() && p > n.const_value())) {
+        return OpError(call, absl::StrFormat("split points %s must ascend within [0, %s]",
+                                             ShapeText({points.begin(), points.end()}), n.ToString()));
+      }
+      extents.push_back(Dim(p) - previous);
+      previous = p;
+      last = p;
+    }
+    extents.push_back(n - previous);
+  }
+  std::vector<Type> parts;
+  for (const Dim& e : extents) {
+    std::vector<Dim> shape = x.shape();
+    shape[axis] = e;
+    parts.push_back(Type::Tensor(x.dtype(), std::move(shape)));
+  }
+  return Type::Tuple(std::move(parts));
+}
+
+// pad_width flattened [before_0, after_0, ...], two per axis.
+absl::StatusOr<Type> PadRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, IntsAttr(call, "pad_width", {}));
+  if (pads.size() != 2 * static_cast<size_t>(x.rank())) {
+    return OpError(call, absl::StrFormat("pad_width has %d values for rank %d: expected %d",
+                                         pads.size(), x.rank(), 2 * x.rank()));
+  }
+  std::vector<Dim> out = x.shape();
+  for (int i = 0; i < x.rank(); ++i) {
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) return OpError(call, "pad_width has a negative entry");
+    out[i] = out[i] + pads[2 * i] + pads[2 * i + 1];
+  }
+  return Type::Tensor(x.dtype(), std::move(out));
+}
+
+// GatherElements: indices of the data's rank; the output has the indices' shape.
+absl::StatusOr<Type> GatherRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type data, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const Type indices, TensorArg(call, 1, "indices", kIndexDTypes));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 0));
+  DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, data.rank()).status());
+  if (indices.rank() != data.rank()) {
+    return OpError(call, absl::StrFormat("indices have rank %d, expected the data's %d", indices.rank(), data.rank()));
+  }
+  return Type::Tensor(data.dtype(), indices.shape());
+}
+
+absl::StatusOr<Type> ScatterElementsRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type data, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const Type indices, TensorArg(call, 1, "indices", kIndexDTypes));
+  DYNVM_ASSIGN_OR_RETURN(const Type updates, TensorArg(call, 2, "updates"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 0));
+  DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, data.rank()).status());
+  if (indices.rank() != data.rank() || updates.rank() != indices.rank() ||
+      updates.dtype() != data.dtype()) {
+    return OpError(call, absl::StrFormat("indices %s and updates %s must have the data's rank, updates its dtype",
+                                         ShapeText(indices.shape()), updates.ToString()));
+  }
+  return data;
+}
+
+absl::StatusOr<Type> CumsumRel(const OpCall& call) {
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kNumeric));
+  if (!HasAttr(call, "axis")) {
+    Dim size = 1;
+    for (const Dim& d : x.shape()) size = size * d;
+    return Type::Tensor(x.dtype(), {size});
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 0));
+  DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, x.rank()).status());
+  return x;
+}
+
+absl::StatusOr<DType> IndexDTypeAttr(const OpCall& call) {
+  absl::StatusOr<std::string> name = kernels::GetStringAttr(call.attrs, "dtype", "int32");
+  if (!name.ok()) return OpError(call, name.status().message());
+  absl::StatusOr<DType> dtype = ParseDType(*name);
+  if (!dtype.ok() || (*dtype != DType::kI32 && *dtype != DType::kI64)) {
+    return OpError(call, absl::StrFormat("attribute 'dtype' is '%s': expected int32 or int64", *name));
+  }
+  return *dtype;
+}
+
+constexpr DType kSortable[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+
+absl::StatusOr<Type> ArgsortRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kSortable));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", -1));
+  DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, x.rank()).status());
+  DYNVM_ASSIGN_OR_RETURN(const DType dtype, IndexDTypeAttr(call));
+  return Type::Tensor(dtype, x.shape());
+}
+
+// (values, indices), or one of them as ret_type says.
+absl::StatusOr<Type> TopkRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kSortable));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, IntAttr(call, "axis", -1));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(call, axis_attr, x.rank()));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t k, IntAttr(call, "k", 1));
+  DYNVM_ASSIGN_OR_RETURN(const DType dtype, IndexDTypeAttr(call));
+  std::vector<Dim> shape = x.shape();
+  if (k >= 1) {
+    if (shape[axis].is_const() && k > shape[axis].const_value()) {
+      return OpError(call, absl::StrFormat("k = %d is above the extent %s of axis %d", k, shape[axis].ToString(), axis));
+    }
+    shape[axis] = k;
+  }
+  absl::StatusOr<std::string> ret = kernels::GetStringAttr(call.attrs, "ret_type", "both");
+  if (!ret.ok()) return OpError(call, ret.status().message());
+  const Type values = Type::Tensor(x.dtype(), shape), indices = Type::Tensor(dtype, shape);
+  if (*ret == "values") return values;
+  if (*ret == "indices") return indices;
+  if (*ret != "both") {
+    return OpError(call, absl::StrFormat("attribute 'ret_type' is '%s': expected both, values or indices", *ret));
+  }
+  return Type::Tuple({values, indices});
+}
+
 constexpr OpDef kOps[] = {
     {"reshape", 1, 1, ReshapeRel},         {"transpose", 1, 1, TransposeRel},
     {"expand_dims", 1, 1, ExpandDimsRel},  {"squeeze", 1, 1, SqueezeRel},
     {"concatenate", 1, -1, ConcatenateRel}, {"take", 2, 2, TakeRel},
+    {"broadcast_to", 1, 1, BroadcastToRel}, {"tile", 1, 1, TileRel},
+    {"strided_slice", 1, 1, StridedSliceRel}, {"split", 1, 1, SplitRel},
+    {"nn.pad", 1, 2, PadRel},              {"gather", 2, 2, GatherRel},
+    {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 1, CumsumRel},
+    {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel},
 };
 
 }  // namespace

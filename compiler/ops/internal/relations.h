@@ -50,6 +50,7 @@ absl::Span<const OpDef> ElementwiseOps();
 absl::Span<const OpDef> ReduceOps();
 absl::Span<const OpDef> NnOps();
 absl::Span<const OpDef> TransformOps();
+absl::Span<const OpDef> CreationOps();
 
 }  // namespace dynvm::compiler::internal
 

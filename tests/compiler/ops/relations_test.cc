@@ -26,6 +26,7 @@ using Shape = std::vector<int64_t>;
 struct Case {
   std::vector<std::pair<DType, Shape>> args;
   kernels::Attrs attrs;
+  int num_outputs = 1;  // the kernel's outputs (a relation gives a tuple for several)
 };
 using Generator = std::function<Case(std::mt19937&)>;
 
@@ -186,6 +187,143 @@ const std::map<std::string, Generator>& Generators() {
       // Out-of-range indices are a run-time matter; the shapes are what is checked.
       return Case{{{DType::kF32, data}, {DType::kI64, indices}}, attrs};
     };
+    for (const char* op : {"nn.matmul", "matmul"}) {
+      (*g)[op] = [](std::mt19937& rng) {
+        Shape batch = RandShape(rng, 0, 2);
+        const int64_t m = Rand(rng, 0, 4), k = Rand(rng, 0, 4), n = Rand(rng, 0, 4);
+        Shape a = batch, b = BroadcastPartner(rng, batch);
+        const bool ta = Rand(rng, 0, 3) == 0, tb = Rand(rng, 0, 3) == 0;
+        a.insert(a.end(), {ta ? k : m, ta ? m : k});
+        b.insert(b.end(), {tb ? n : k, tb ? k : n});
+        if (Rand(rng, 0, 3) == 0) a = {k};  // 1-D operands are promoted
+        if (Rand(rng, 0, 3) == 0) b = {Rand(rng, 0, 9) == 0 ? k + 1 : k};
+        return Case{{{DType::kF32, a}, {DType::kF32, b}},
+                    {{"transpose_a", int64_t{ta}}, {"transpose_b", int64_t{tb}}}};
+      };
+    }
+    (*g)["gemm"] = [](std::mt19937& rng) {
+      const int64_t m = Rand(rng, 0, 4), k = Rand(rng, 0, 4), n = Rand(rng, 0, 4);
+      const bool ta = Rand(rng, 0, 1), tb = Rand(rng, 0, 1), residual = Rand(rng, 0, 1);
+      Case c{{{DType::kF32, ta ? Shape{k, m} : Shape{m, k}},
+              {DType::kF32, tb ? Shape{n, Rand(rng, 0, 9) == 0 ? k + 1 : k} : Shape{k, n}}},
+             {{"trans_a", int64_t{ta}}, {"trans_b", int64_t{tb}}, {"residual", int64_t{residual}}}};
+      if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, {n}});
+      if (residual) c.args.push_back({DType::kF32, {m, Rand(rng, 0, 9) == 0 ? n + 1 : n}});
+      return c;
+    };
+    (*g)["nn.batch_norm"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 4);
+      const int64_t axis = Rand(rng, 0, s.size() - 1);
+      Case c{{{DType::kF32, s}}, {{"axis", axis}}};
+      for (int i = 0; i < 4; ++i) c.args.push_back({DType::kF32, {Rand(rng, 0, 19) == 0 ? s[axis] + 1 : s[axis]}});
+      return c;
+    };
+    (*g)["layout_transform"] = [](std::mt19937& rng) {
+      return Case{{{DType::kF32, RandShape(rng, 2, Rand(rng, 0, 9) == 0 ? 3 : 2)}},
+                  {{"src_layout", std::string("NC")}, {"dst_layout", std::string("NC16n")}}};
+    };
+    (*g)["nn.contrib_dense_pack"] = [](std::mt19937& rng) {
+      const Shape x = RandShape(rng, 1, 3);
+      const int64_t n = Rand(rng, 1, 40), panels = (n + 15) / 16;
+      Case c{{{DType::kF32, x}, {DType::kF32, {panels, Rand(rng, 0, 9) == 0 ? x.back() + 1 : x.back(), 16}}}, {}};
+      if (Rand(rng, 0, 1)) c.attrs["units"] = Rand(rng, 0, 9) == 0 ? n + 16 : n;
+      if (Rand(rng, 0, 1) && c.attrs.contains("units")) c.args.push_back({DType::kF32, {n}});
+      return c;
+    };
+    (*g)["broadcast_to"] = [](std::mt19937& rng) {
+      const Shape target = RandShape(rng, 0, 4);
+      return Case{{{DType::kF32, BroadcastPartner(rng, target)}},
+                  {{"shape", std::vector<int64_t>(target.begin(), target.end())}}};
+    };
+    (*g)["tile"] = [](std::mt19937& rng) {
+      std::vector<int64_t> reps(Rand(rng, 0, 4));
+      for (int64_t& r : reps) r = Rand(rng, 0, 3);
+      return Case{{{DType::kF32, RandShape(rng, 0, 3)}}, {{"reps", reps}}};
+    };
+    (*g)["strided_slice"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      std::vector<int64_t> begin, end, strides, axes;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (Rand(rng, 0, 2) == 0) continue;
+        axes.push_back(i);
+        begin.push_back(Rand(rng, -6, 6));
+        end.push_back(Rand(rng, -6, 6));
+        strides.push_back(Rand(rng, 0, 9) == 0 ? 0 : Rand(rng, 0, 1) ? Rand(rng, 1, 3) : -Rand(rng, 1, 3));
+      }
+      kernels::Attrs attrs = {{"begin", begin}, {"end", end}, {"strides", strides}, {"axes", axes}};
+      if (Rand(rng, 0, 3) == 0) attrs["slice_mode"] = std::string("size");
+      return Case{{{DType::kF32, s}}, attrs};
+    };
+    (*g)["split"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      const int64_t axis = Rand(rng, 0, s.size() - 1);
+      Case c{{{DType::kF32, s}}, {{"axis", axis}}};
+      if (Rand(rng, 0, 1)) {
+        const int64_t sections = Rand(rng, 1, 3);
+        c.attrs["indices_or_sections"] = sections;
+        c.num_outputs = sections;
+      } else {
+        std::vector<int64_t> points;
+        for (int64_t p = Rand(rng, 0, 2); p <= s[axis] + (Rand(rng, 0, 9) == 0); p += Rand(rng, 0, 3)) {
+          points.push_back(p);
+          if (points.size() == 3) break;
+        }
+        c.attrs["indices_or_sections"] = points;
+        c.num_outputs = static_cast<int>(points.size()) + 1;
+      }
+      return c;
+    };
+    (*g)["nn.pad"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      std::vector<int64_t> pads(2 * s.size() + (Rand(rng, 0, 9) == 0));
+      for (int64_t& p : pads) p = Rand(rng, 0, 2);
+      return Case{{{DType::kF32, s}}, {{"pad_width", pads}}};
+    };
+    (*g)["gather"] = [](std::mt19937& rng) {
+      const Shape data = RandShape(rng, 1, 3);
+      Shape indices = data;
+      for (int64_t& d : indices) d = Rand(rng, 0, d);
+      if (Rand(rng, 0, 9) == 0) indices.push_back(1);
+      return Case{{{DType::kF32, data}, {DType::kI64, indices}},
+                  {{"axis", Rand(rng, 0, data.size() - 1)}}};
+    };
+    (*g)["scatter_elements"] = [](std::mt19937& rng) {
+      const Shape data = RandShape(rng, 1, 3);
+      Shape indices = data;
+      for (int64_t& d : indices) d = Rand(rng, 0, d);
+      return Case{{{DType::kF32, data}, {DType::kI64, indices}, {DType::kF32, indices}},
+                  {{"axis", Rand(rng, 0, data.size() - 1)}}};
+    };
+    (*g)["cumsum"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      kernels::Attrs attrs;
+      if (Rand(rng, 0, 2) != 0) attrs["axis"] = Rand(rng, -4, 3);
+      return Case{{{DType::kF32, s}}, attrs};
+    };
+    (*g)["argsort"] = [](std::mt19937& rng) {
+      return Case{{{DType::kF32, RandShape(rng, 1, 3)}}, {{"axis", Rand(rng, -3, 2)}}};
+    };
+    (*g)["topk"] = [](std::mt19937& rng) {
+      static const char* const kRet[] = {"both", "values", "indices"};
+      const std::string ret = kRet[Rand(rng, 0, 2)];
+      return Case{{{DType::kF32, RandShape(rng, 1, 3)}},
+                  {{"k", Rand(rng, -1, 4)}, {"axis", Rand(rng, -3, 2)}, {"ret_type", ret}},
+                  ret == "both" ? 2 : 1};
+    };
+    for (const char* op : {"zeros", "ones"}) {
+      (*g)[op] = [](std::mt19937& rng) {
+        const Shape s = RandShape(rng, 0, 3);
+        return Case{{}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}, {"dtype", std::string("int64")}}};
+      };
+    }
+    (*g)["full"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      return Case{{{DType::kF32, {}}}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}};
+    };
+    (*g)["one_hot"] = [](std::mt19937& rng) {
+      return Case{{{DType::kI64, RandShape(rng, 0, 3)}, {DType::kF32, {}}, {DType::kF32, {}}},
+                  {{"depth", Rand(rng, 0, 4)}, {"axis", Rand(rng, -4, 3)}}};
+    };
     return g;
   }();
   return *gens;
@@ -240,20 +378,25 @@ TEST(RelationsTest, AgreeWithKernelShapeFunctions) {
         raw.push_back(inputs.back().get());
       }
       absl::StatusOr<kernels::BoundKernel> kernel =
-          kernels::DefaultRegistry().Bind(op, c.attrs, static_cast<int>(raw.size()), 1);
-      dynvm::Shape kernel_shape;
-      absl::Status kernel_status = kernel.ok() ? kernel->InferShapes(raw.data(), &kernel_shape)
+          kernels::DefaultRegistry().Bind(op, c.attrs, static_cast<int>(raw.size()), c.num_outputs);
+      std::vector<dynvm::Shape> kernel_shapes(c.num_outputs);
+      absl::Status kernel_status = kernel.ok() ? kernel->InferShapes(raw.data(), kernel_shapes.data())
                                                : kernel.status();
       ASSERT_EQ(relation.ok(), kernel_status.ok())
           << "relation: " << (relation.ok() ? relation->ToString() : relation.status().ToString())
           << "\nkernel: " << kernel_status;
       if (!relation.ok()) continue;
       ++accepted;
-      std::vector<Dim> want(kernel_shape.begin(), kernel_shape.end());
-      ASSERT_EQ(relation->shape(), want) << relation->ToString();
+      const std::vector<Type> outputs =
+          relation->kind() == TypeKind::kTuple ? relation->fields() : std::vector<Type>{*relation};
+      ASSERT_EQ(static_cast<int>(outputs.size()), c.num_outputs) << relation->ToString();
+      for (int o = 0; o < c.num_outputs; ++o) {
+        ASSERT_EQ(outputs[o].shape(), std::vector<Dim>(kernel_shapes[o].begin(), kernel_shapes[o].end()))
+            << relation->ToString();
+      }
 
       // The same call with one extent symbolic.
-      if (types.empty() || types[0].rank() == 0) continue;
+      if (types.empty() || types[0].rank() == 0 || relation->kind() == TypeKind::kTuple) continue;
       const Dim picked = types[0].shape()[Rand(rng, 0, types[0].rank() - 1)];
       const Dim n = Dim::Symbol("n");
       const absl::StatusOr<Type> symbolic = InferCallType(def, Types(c, {picked}, n), c.attrs);
