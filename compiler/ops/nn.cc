@@ -36,6 +36,19 @@ absl::StatusOr<Type> LayerNormRel(const OpCall& call) {
   return x;
 }
 
+// x [..., k] with n output features, once the optional bias (argument 2) is checked.
+absl::StatusOr<Type> DenseOutput(const OpCall& call, const Type& x, const Dim& n) {
+  if (call.args.size() == 3) {
+    DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
+    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
+      return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
+    }
+  }
+  std::vector<Dim> shape = x.shape();
+  shape.back() = n;
+  return Type::Tensor(DType::kF32, std::move(shape));
+}
+
 // x [..., k], weight [n, k] [, bias [n]] -> [..., n].
 absl::StatusOr<Type> DenseRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
@@ -57,15 +70,7 @@ absl::StatusOr<Type> DenseRel(const OpCall& call) {
     }
     n = units;
   }
-  if (call.args.size() == 3) {
-    DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
-    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
-      return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
-    }
-  }
-  std::vector<Dim> shape = x.shape();
-  shape.back() = n;
-  return Type::Tensor(DType::kF32, std::move(shape));
+  return DenseOutput(call, x, n);
 }
 
 // A product with broadcast batch dims: a [..., m, k] (or [..., k, m] transposed), b
@@ -208,15 +213,7 @@ absl::StatusOr<Type> DensePackRel(const OpCall& call) {
     }
     n = units;
   }
-  if (call.args.size() == 3) {
-    DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 2, "bias", kF32));
-    if (bias.rank() != 1 || !MayEqual(bias.shape()[0], n)) {
-      return OpError(call, absl::StrFormat("bias has shape %s, expected [%s]", ShapeText(bias.shape()), n.ToString()));
-    }
-  }
-  std::vector<Dim> shape = x.shape();
-  shape.back() = n;
-  return Type::Tensor(DType::kF32, std::move(shape));
+  return DenseOutput(call, x, n);
 }
 
 constexpr OpDef kOps[] = {
