@@ -16,7 +16,7 @@ absl::Span<const OpDef> AllOps() {
     auto* all = new std::vector<OpDef>;
     for (absl::Span<const OpDef> family : {internal::ElementwiseOps(), internal::ReduceOps(),
                                            internal::NnOps(), internal::TransformOps(),
-                                           internal::CreationOps()}) {
+                                           internal::CreationOps(), internal::ConvOps()}) {
       all->insert(all->end(), family.begin(), family.end());
     }
     return all;

@@ -51,6 +51,7 @@ absl::Span<const OpDef> ReduceOps();
 absl::Span<const OpDef> NnOps();
 absl::Span<const OpDef> TransformOps();
 absl::Span<const OpDef> CreationOps();
+absl::Span<const OpDef> ConvOps();
 
 }  // namespace dynvm::compiler::internal
 

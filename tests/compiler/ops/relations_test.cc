@@ -324,6 +324,41 @@ const std::map<std::string, Generator>& Generators() {
       return Case{{{DType::kI64, RandShape(rng, 0, 3)}, {DType::kF32, {}}, {DType::kF32, {}}},
                   {{"depth", Rand(rng, 0, 4)}, {"axis", Rand(rng, -4, 3)}}};
     };
+    for (int rank : {1, 2}) {
+      (*g)[rank == 1 ? "nn.conv1d" : "nn.conv2d"] = [rank](std::mt19937& rng) {
+        const int64_t groups = Rand(rng, 1, 2), cin = groups * Rand(rng, 1, 2), cout = groups * Rand(rng, 1, 3);
+        Shape data = {Rand(rng, 0, 2), cin}, weight = {cout, Rand(rng, 0, 9) == 0 ? cin : cin / groups};
+        std::vector<int64_t> strides, dilation, padding;
+        for (int i = 0; i < rank; ++i) {
+          data.push_back(Rand(rng, 0, 7));
+          weight.push_back(Rand(rng, 1, 3));
+          strides.push_back(Rand(rng, 1, 3));
+          dilation.push_back(Rand(rng, 1, 2));
+        }
+        for (int i = 0; i < 2 * rank; ++i) padding.push_back(Rand(rng, 0, 2));
+        Case c{{{DType::kF32, data}, {DType::kF32, weight}},
+               {{"strides", strides}, {"dilation", dilation}, {"padding", padding}, {"groups", groups}}};
+        if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, {cout}});
+        return c;
+      };
+    }
+    for (const char* op : {"nn.max_pool2d", "nn.avg_pool2d"}) {
+      (*g)[op] = [](std::mt19937& rng) {
+        const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 3), Rand(rng, 0, 7), Rand(rng, 0, 7)};
+        return Case{{{DType::kF32, data}},
+                    {{"pool_size", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
+                     {"strides", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
+                     {"padding", std::vector<int64_t>{Rand(rng, 0, 1), Rand(rng, 0, 1)}},
+                     {"ceil_mode", Rand(rng, 0, 1)}}};
+      };
+    }
+    (*g)["nn.global_avg_pool2d"] = [](std::mt19937& rng) {
+      return Case{{{DType::kF32, RandShape(rng, 3, 5)}}, {}};
+    };
+    (*g)["image.resize2d"] = [](std::mt19937& rng) {
+      const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
+      return Case{{{DType::kF32, data}}, {{"size", std::vector<int64_t>{Rand(rng, 0, 5), Rand(rng, 0, 5)}}}};
+    };
     return g;
   }();
   return *gens;
