@@ -61,11 +61,47 @@ absl::StatusOr<Type> OneHotRel(const OpCall& call) {
   return Type::Tensor(dtype, std::move(shape));
 }
 
+// dyn.zeros(shape), dyn.ones(shape), dyn.full(fill_value, shape): the shape's length
+// is the rank; the extents are read at run time.
+template <bool kFill>
+absl::StatusOr<Type> DynFillRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DType dtype;
+  if (kFill) {
+    DYNVM_ASSIGN_OR_RETURN(const Type fill, TensorArg(call, 0, "fill_value"));
+    DYNVM_ASSIGN_OR_RETURN(dtype, DTypeAttr(call, RelayDTypeName(fill.dtype())));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(dtype, DTypeAttr(call, "float32"));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type shape, TensorArg(call, kFill ? 1 : 0, "shape", kIndex));
+  if (shape.rank() != 1 || !shape.shape()[0].is_const()) {
+    return OpError(call, absl::StrFormat("shape %s must be a 1-D tensor of static length", ShapeText(shape.shape())));
+  }
+  return Type::Tensor(dtype, std::vector<Dim>(shape.shape()[0].const_value(), Dim::Any()));
+}
+
+// arange(start, stop, step): 0-d tensors of one dtype; the length is read at run time.
+absl::StatusOr<Type> ArangeRel(const OpCall& call) {
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type start, TensorArg(call, 0, "start", kNumeric));
+  for (int i = 0; i < 3; ++i) {
+    if (call.args[i] != Type::Scalar(start.dtype())) {
+      return OpError(call, absl::StrFormat("start, stop and step must be scalars of one dtype, got %s",
+                                           call.args[i].ToString()));
+    }
+  }
+  return Type::Tensor(start.dtype(), {Dim::Any()});
+}
+
 constexpr OpDef kOps[] = {
     {"zeros", 0, 0, ConstantFillRel},
     {"ones", 0, 0, ConstantFillRel},
     {"full", 1, 1, FullRel},
     {"one_hot", 3, 3, OneHotRel},
+    {"dyn.zeros", 1, 1, DynFillRel<false>},
+    {"dyn.ones", 1, 1, DynFillRel<false>},
+    {"dyn.full", 2, 2, DynFillRel<true>},
+    {"arange", 3, 3, ArangeRel},
 };
 
 }  // namespace

@@ -216,6 +216,85 @@ absl::StatusOr<Type> DensePackRel(const OpCall& call) {
   return DenseOutput(call, x, n);
 }
 
+// out = softmax(q · kᵀ · scale + mask) · v: q [B, H, Sq, D], k [B, H, Sk, D],
+// v [B, H, Sk, Dv], mask broadcasting to [B, H, Sq, Sk] -> [B, H, Sq, Dv].
+absl::StatusOr<Type> AttentionRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type q, TensorArg(call, 0, "q", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type k, TensorArg(call, 1, "k", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type v, TensorArg(call, 2, "v", kF32));
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) {
+    return OpError(call, absl::StrFormat("q %s, k %s and v %s must have rank 4 [B, H, S, D]",
+                                         ShapeText(q.shape()), ShapeText(k.shape()), ShapeText(v.shape())));
+  }
+  const auto& qs = q.shape();
+  const auto& ks = k.shape();
+  const auto& vs = v.shape();
+  for (int i = 0; i < 2; ++i) {
+    if (!MayEqual(qs[i], ks[i]) || !MayEqual(qs[i], vs[i])) {
+      return OpError(call, absl::StrFormat("q %s, k %s and v %s disagree on batch or heads",
+                                           ShapeText(qs), ShapeText(ks), ShapeText(vs)));
+    }
+  }
+  if (!MayEqual(qs[3], ks[3]) || !MayEqual(ks[2], vs[2])) {
+    return OpError(call, absl::StrFormat("q %s, k %s and v %s: expected q and k to share D, k and v Sk",
+                                         ShapeText(qs), ShapeText(ks), ShapeText(vs)));
+  }
+  if (call.args.size() == 4) {
+    DYNVM_ASSIGN_OR_RETURN(const Type mask, TensorArg(call, 3, "mask", kF32));
+    const std::vector<Dim> scores = {qs[0], qs[1], qs[2], ks[2]};
+    DYNVM_ASSIGN_OR_RETURN(const std::vector<Dim> b, BroadcastShapes(call, mask.shape(), scores));
+    if (b.size() != 4 || !std::equal(b.begin(), b.end(), scores.begin(),
+                                     [](const Dim& x, const Dim& y) { return MayEqual(x, y); })) {
+      return OpError(call, absl::StrFormat("mask %s does not broadcast to the scores %s",
+                                           ShapeText(mask.shape()), ShapeText(scores)));
+    }
+  }
+  return Type::Tensor(DType::kF32, {qs[0], qs[1], qs[2], vs[3]});
+}
+
+// PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],
+// w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c').
+template <int kGates>
+absl::StatusOr<Type> CellRel(const OpCall& call) {
+  constexpr bool kLstm = kGates == 4;
+  const int state_count = kLstm ? 2 : 1;
+  const size_t weights = 1 + state_count;
+  if (call.args.size() != weights + 2 && call.args.size() != weights + 4) {
+    return OpError(call, absl::StrFormat("takes %d or %d inputs, got %d", weights + 2, weights + 4, call.args.size()));
+  }
+  std::vector<Type> t;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(Type ti, TensorArg(call, static_cast<int>(i), absl::StrFormat("input %d", i), kF32));
+    t.push_back(std::move(ti));
+  }
+  const Type& x = t[0];
+  const Type& h = t[1];
+  if (x.rank() != 2 || h.rank() != 2) {
+    return OpError(call, absl::StrFormat("x %s and h %s must be matrices", ShapeText(x.shape()), ShapeText(h.shape())));
+  }
+  const Dim b = x.shape()[0], in = x.shape()[1], hid = h.shape()[1];
+  const std::vector<std::vector<Dim>> expected = [&] {
+    std::vector<std::vector<Dim>> e = {{b, in}, {b, hid}};
+    if (kLstm) e.push_back({b, hid});
+    e.push_back({hid * kGates, in});
+    e.push_back({hid * kGates, hid});
+    e.push_back({hid * kGates});
+    e.push_back({hid * kGates});
+    return e;
+  }();
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto& s = t[i].shape();
+    if (s.size() != expected[i].size() ||
+        !std::equal(s.begin(), s.end(), expected[i].begin(), [](const Dim& x, const Dim& y) { return MayEqual(x, y); })) {
+      return OpError(call, absl::StrFormat("input %d has shape %s, expected %s", i, ShapeText(s),
+                                           ShapeText(expected[i])));
+    }
+  }
+  const Type state = Type::Tensor(DType::kF32, {b, hid});
+  if (kLstm) return Type::Tuple({state, state});
+  return state;
+}
+
 constexpr OpDef kOps[] = {
     {"nn.softmax", 1, 1, SoftmaxRel},
     {"nn.log_softmax", 1, 1, SoftmaxRel},
@@ -228,6 +307,9 @@ constexpr OpDef kOps[] = {
     {"nn.batch_norm", 5, 5, BatchNormRel},
     {"layout_transform", 1, 1, LayoutTransformRel},
     {"nn.contrib_dense_pack", 2, 3, DensePackRel},
+    {"nn.attention", 3, 4, AttentionRel},
+    {"nn.lstm_cell", 5, 7, CellRel<4>},
+    {"nn.gru_cell", 4, 6, CellRel<3>},
 };
 
 }  // namespace

@@ -456,6 +456,51 @@ absl::StatusOr<Type> TopkRel(const OpCall& call) {
   return Type::Tuple({values, indices});
 }
 
+// Coordinates of the nonzero elements: [count, rank] (argwhere) or [rank, count]
+// (nonzero); the count is known when the data is, at run time.
+template <bool kTransposed>
+absl::StatusOr<Type> NonzeroRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "condition"));
+  const Dim rank = x.rank();
+  return Type::Tensor(DType::kI64, kTransposed ? std::vector<Dim>{rank, Dim::Any()}
+                                               : std::vector<Dim>{Dim::Any(), rank});
+}
+
+// unique of a 1-D tensor: (values, first indices, inverse, counts), as many as the
+// call asks for; here all four (the type of a call with fewer is a prefix).
+absl::StatusOr<Type> UniqueRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kSortable));
+  if (x.rank() != 1) return OpError(call, absl::StrFormat("data %s must be 1-D", ShapeText(x.shape())));
+  const Type distinct = Type::Tensor(x.dtype(), {Dim::Any()});
+  return Type::Tuple({distinct, Type::Tensor(DType::kI64, {Dim::Any()}),
+                      Type::Tensor(DType::kI64, x.shape()), Type::Tensor(DType::kI64, {Dim::Any()})});
+}
+
+// A shape read from a 1-D integer tensor of static length: rank known, extents `?`.
+absl::StatusOr<std::vector<Dim>> ShapeFromTensor(const OpCall& call, int i) {
+  DYNVM_ASSIGN_OR_RETURN(const Type shape, TensorArg(call, i, "shape", kIndexDTypes));
+  if (shape.rank() != 1 || !shape.shape()[0].is_const()) {
+    return OpError(call, absl::StrFormat("shape %s must be a 1-D tensor of static length",
+                                         ShapeText(shape.shape())));
+  }
+  return std::vector<Dim>(shape.shape()[0].const_value(), Dim::Any());
+}
+
+absl::StatusOr<Type> DynReshapeRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(std::vector<Dim> shape, ShapeFromTensor(call, 1));
+  return Type::Tensor(x.dtype(), std::move(shape));
+}
+
+absl::StatusOr<Type> DynBroadcastToRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(std::vector<Dim> shape, ShapeFromTensor(call, 1));
+  if (shape.size() < static_cast<size_t>(x.rank())) {
+    return OpError(call, absl::StrFormat("cannot broadcast rank %d to rank %d", x.rank(), shape.size()));
+  }
+  return Type::Tensor(x.dtype(), std::move(shape));
+}
+
 constexpr OpDef kOps[] = {
     {"reshape", 1, 1, ReshapeRel},         {"transpose", 1, 1, TransposeRel},
     {"expand_dims", 1, 1, ExpandDimsRel},  {"squeeze", 1, 1, SqueezeRel},
@@ -465,6 +510,9 @@ constexpr OpDef kOps[] = {
     {"nn.pad", 1, 2, PadRel},              {"gather", 2, 2, GatherRel},
     {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 1, CumsumRel},
     {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel},
+    {"argwhere", 1, 1, NonzeroRel<false>}, {"nonzero", 1, 1, NonzeroRel<true>},
+    {"unique", 1, 1, UniqueRel},           {"dyn.reshape", 2, 2, DynReshapeRel},
+    {"dyn.broadcast_to", 2, 2, DynBroadcastToRel},
 };
 
 }  // namespace
