@@ -159,9 +159,11 @@ class Printer {
 };
 
 void Printer::Place(const Expr& root) {
-  // Post-order of the DAG below `root`, iteratively.
+  // Post-order of the DAG below `root`, iteratively. A node is expanded when first
+  // popped, not when first pushed: a child queued by one parent and reached again
+  // through another is pushed again, so that it finishes before both.
   std::vector<Expr> order;
-  absl::flat_hash_set<uintptr_t> seen = {root.identity()};
+  absl::flat_hash_set<uintptr_t> expanded_nodes;
   std::vector<std::pair<Expr, bool>> stack = {{root, false}};
   while (!stack.empty()) {
     auto [e, expanded] = stack.back();
@@ -170,9 +172,10 @@ void Printer::Place(const Expr& root) {
       order.push_back(e);
       continue;
     }
+    if (!expanded_nodes.insert(e.identity()).second) continue;
     stack.emplace_back(e, true);
     ForEachChild(e, [&](const Expr& child, int, bool) {
-      if (seen.insert(child.identity()).second) stack.emplace_back(child, false);
+      if (!expanded_nodes.contains(child.identity())) stack.emplace_back(child, false);
     });
   }
   blocks_.push_back({-1, 0});
@@ -236,7 +239,7 @@ void Printer::PrintBlock(const Expr& body, int block, int indent, std::string& o
 // printed yet, dependencies first.
 void Printer::EmitPending(const Expr& e, int block, int indent, std::string& out) {
   if (IsLeaf(e)) return;
-  absl::flat_hash_set<uintptr_t> seen = {e.identity()};
+  absl::flat_hash_set<uintptr_t> expanded_nodes;  // as in Place: expanded when popped
   std::vector<std::pair<Expr, bool>> stack = {{e, false}};
   while (!stack.empty()) {
     auto [node, expanded] = stack.back();
@@ -250,10 +253,10 @@ void Printer::EmitPending(const Expr& e, int block, int indent, std::string& out
       }
       continue;
     }
-    if (info.binding >= 0) continue;
+    if (info.binding >= 0 || !expanded_nodes.insert(node.identity()).second) continue;
     stack.emplace_back(node, true);
     ForEachChild(node, [&](const Expr& child, int, bool) {
-      if (seen.insert(child.identity()).second) stack.emplace_back(child, false);
+      if (!expanded_nodes.contains(child.identity())) stack.emplace_back(child, false);
     });
   }
 }

@@ -92,6 +92,17 @@ TEST(RelayPrinterTest, SharedNodesAreBoundInTheInnermostCommonBlock) {
             "}");
 }
 
+// A node used by a call and by that call's consumer prints before both (a traversal
+// that marked nodes when queued rather than when expanded printed it after the first).
+TEST(RelayPrinterTest, SharedNodesPrintBeforeEveryUse) {
+  const Expr x = Expr::Var("x");
+  const Expr e = Op("exp", {x});
+  EXPECT_EQ(Print(Op("add", {e, Op("multiply", {e, x})})),
+            "%0 = exp(%x);\n"
+            "%1 = multiply(%0, %x);\n"
+            "add(%0, %1)");
+}
+
 // A shared node that uses a let-bound variable is bound after the let.
 TEST(RelayPrinterTest, SharedNodesFollowTheLetsTheyUse) {
   const Expr x = Expr::Var("x"), y = Expr::Var("y");
