@@ -1,0 +1,80 @@
+// Uses are counted over the whole expression (variables are unique, so a count per
+// variable is exact), then unused lets are dropped bottom-up; dropping a let drops the
+// uses in its value, so the pass repeats until nothing changes.
+#include "compiler/passes/dead_code.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "base/status_macros.h"
+#include "compiler/ir/rewrite.h"
+
+namespace dynvm::compiler {
+namespace {
+
+// How often each variable occurs in `e` in a use (not a binding) position. The rewrite
+// visits every node once, shared ones included, and each counts its children.
+absl::StatusOr<absl::flat_hash_map<uint64_t, int>> CountUses(const Expr& e) {
+  absl::flat_hash_map<uint64_t, int> uses;
+  const auto count = [&uses](const Expr& child) {
+    if (child.is(ExprKind::kVar)) ++uses[child.var_id()];
+  };
+  DYNVM_RETURN_IF_ERROR(RewriteBottomUp(e, [&](const Expr& node) -> absl::StatusOr<Expr> {
+                          switch (node.kind()) {
+                            case ExprKind::kCall:
+                              count(node.callee());
+                              for (const Expr& arg : node.args()) count(arg);
+                              break;
+                            case ExprKind::kTuple:
+                              for (const Expr& field : node.fields()) count(field);
+                              break;
+                            case ExprKind::kLet:
+                              count(node.operand());
+                              count(node.body());
+                              break;
+                            case ExprKind::kIf:
+                              count(node.cond());
+                              count(node.then_branch());
+                              count(node.else_branch());
+                              break;
+                            case ExprKind::kTupleGetItem: count(node.tuple()); break;
+                            case ExprKind::kFunction: count(node.body()); break;
+                            case ExprKind::kMatch:
+                              count(node.data());
+                              for (const Clause& c : node.clauses()) count(c.body);
+                              break;
+                            default: break;
+                          }
+                          return node;
+                        }).status());
+  if (e.is(ExprKind::kVar)) ++uses[e.var_id()];
+  return uses;
+}
+
+}  // namespace
+
+absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr) {
+  Expr current = expr;
+  while (true) {
+    DYNVM_ASSIGN_OR_RETURN(const auto uses, CountUses(current));
+    bool removed = false;
+    DYNVM_ASSIGN_OR_RETURN(Expr next, RewriteBottomUp(current, [&](const Expr& node) -> absl::StatusOr<Expr> {
+                             if (node.is(ExprKind::kLet) && !uses.contains(node.var().var_id())) {
+                               removed = true;
+                               return node.body();
+                             }
+                             return node;
+                           }));
+    if (!removed) return next;
+    current = std::move(next);
+  }
+}
+
+absl::StatusOr<Module> EliminateDeadCode(const Module& module) {
+  Module out = module;
+  for (const std::string& name : module.function_names()) {
+    DYNVM_ASSIGN_OR_RETURN(Expr fn, EliminateDeadCode(*module.Function(name)));
+    DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(fn)));
+  }
+  return out;
+}
+
+}  // namespace dynvm::compiler

@@ -1,0 +1,84 @@
+#include "compiler/passes/fold_constant.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "compiler/ir/rewrite.h"
+#include "compiler/ops/op_registry.h"
+#include "kernels/thread_pool.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler {
+namespace {
+
+// The value of `call` (all of whose arguments are constants), or `call` itself when it
+// cannot or should not be folded.
+Expr FoldCall(const Expr& call) {
+  const OpDef* def = FindOp(call.callee().name());
+  const kernels::KernelRegistry& registry = kernels::DefaultRegistry();
+  if (def == nullptr || !registry.Contains(call.callee().name())) return call;
+  std::vector<Type> arg_types;
+  std::vector<NDArrayObj*> args;
+  for (const Expr& arg : call.args()) {
+    const NDArray& value = arg.value();
+    arg_types.push_back(Type::Tensor(value->dtype(), {value->shape().begin(), value->shape().end()}));
+    args.push_back(value.get());
+  }
+  const absl::StatusOr<Type> type = InferCallType(*def, arg_types, call.attrs());
+  if (!type.ok()) return call;
+  const std::vector<Type> outputs =
+      type->kind() == TypeKind::kTuple ? type->fields() : std::vector<Type>{*type};
+  if (std::any_of(outputs.begin(), outputs.end(), [](const Type& t) { return !t.is_tensor(); })) {
+    return call;
+  }
+  const int num_outputs = static_cast<int>(outputs.size());
+  absl::StatusOr<kernels::BoundKernel> kernel =
+      registry.Bind(call.callee().name(), call.attrs(), static_cast<int>(args.size()), num_outputs);
+  if (!kernel.ok()) return call;
+  std::vector<dynvm::Shape> shapes(num_outputs);
+  if (!kernel->InferShapes(args.data(), shapes.data()).ok()) return call;
+  std::vector<NDArray> results;
+  for (int i = 0; i < num_outputs; ++i) {
+    int64_t elements = 1;
+    for (int64_t d : shapes[i]) elements = d == 0 ? 0 : std::min(elements * d, kMaxFoldedElements + 1);
+    if (elements > kMaxFoldedElements) return call;
+    absl::StatusOr<NDArray> out = NDArrayObj::Empty(shapes[i], outputs[i].dtype(), MakeNaiveAllocator());
+    if (!out.ok()) return call;
+    results.push_back(*std::move(out));
+    args.push_back(results.back().get());
+  }
+  if (!kernel->Call(args.data(), kernels::ThreadPool::Default()).ok()) return call;
+  if (type->kind() != TypeKind::kTuple) return Expr::Constant(results[0]);
+  std::vector<Expr> fields;
+  for (NDArray& r : results) fields.push_back(Expr::Constant(std::move(r)));
+  return Expr::Tuple(std::move(fields));
+}
+
+absl::StatusOr<Expr> Fold(const Expr& e) {
+  if (e.is(ExprKind::kCall) && e.callee().is(ExprKind::kOp) &&
+      std::all_of(e.args().begin(), e.args().end(),
+                  [](const Expr& a) { return a.is(ExprKind::kConstant); })) {
+    return FoldCall(e);
+  }
+  if (e.is(ExprKind::kTupleGetItem) && e.tuple().is(ExprKind::kTuple) &&
+      e.index() >= 0 && e.index() < static_cast<int>(e.tuple().fields().size())) {
+    return e.tuple().fields()[e.index()];
+  }
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<Expr> FoldConstants(const Expr& expr) { return RewriteBottomUp(expr, Fold); }
+
+absl::StatusOr<Module> FoldConstants(const Module& module) {
+  Module out = module;
+  for (const std::string& name : module.function_names()) {
+    DYNVM_ASSIGN_OR_RETURN(Expr fn, FoldConstants(*module.Function(name)));
+    DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(fn)));
+  }
+  return out;
+}
+
+}  // namespace dynvm::compiler
