@@ -19,6 +19,18 @@ Type TypeData::SelfType() const {
   return Type::Adt(name, std::move(args));
 }
 
+absl::StatusOr<Module> Module::MapFunctions(
+    const std::function<absl::StatusOr<Expr>(const Expr&)>& fn) const {
+  Module out = *this;
+  for (const std::string& name : function_order_) {
+    absl::StatusOr<Expr> mapped = fn(functions_.at(name));
+    if (!mapped.ok()) return mapped.status();
+    absl::Status set = out.SetFunction(name, *std::move(mapped));
+    if (!set.ok()) return set;
+  }
+  return out;
+}
+
 absl::Status Module::AddFunction(std::string_view name, Expr function) {
   if (!function.is(ExprKind::kFunction)) {
     return absl::InvalidArgumentError(absl::StrFormat("@%s is not a function", name));

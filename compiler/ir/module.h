@@ -14,6 +14,7 @@
 #ifndef DYNVM_COMPILER_IR_MODULE_H_
 #define DYNVM_COMPILER_IR_MODULE_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,11 @@ struct TypeData {
 
 class Module {
  public:
+  // This module with each function replaced by `fn` of it (a pass applied function by
+  // function); the first error stops and is returned.
+  absl::StatusOr<Module> MapFunctions(
+      const std::function<absl::StatusOr<Expr>(const Expr&)>& fn) const;
+
   // Adds @`name`. AlreadyExists if the module has one; InvalidArgument unless
   // `function` is a kFunction.
   absl::Status AddFunction(std::string_view name, Expr function);

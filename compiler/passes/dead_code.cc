@@ -69,12 +69,7 @@ absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr) {
 }
 
 absl::StatusOr<Module> EliminateDeadCode(const Module& module) {
-  Module out = module;
-  for (const std::string& name : module.function_names()) {
-    DYNVM_ASSIGN_OR_RETURN(Expr fn, EliminateDeadCode(*module.Function(name)));
-    DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(fn)));
-  }
-  return out;
+  return module.MapFunctions([](const Expr& fn) { return EliminateDeadCode(fn); });
 }
 
 }  // namespace dynvm::compiler

@@ -73,12 +73,7 @@ absl::StatusOr<Expr> Fold(const Expr& e) {
 absl::StatusOr<Expr> FoldConstants(const Expr& expr) { return RewriteBottomUp(expr, Fold); }
 
 absl::StatusOr<Module> FoldConstants(const Module& module) {
-  Module out = module;
-  for (const std::string& name : module.function_names()) {
-    DYNVM_ASSIGN_OR_RETURN(Expr fn, FoldConstants(*module.Function(name)));
-    DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(fn)));
-  }
-  return out;
+  return module.MapFunctions([](const Expr& fn) { return FoldConstants(fn); });
 }
 
 }  // namespace dynvm::compiler
