@@ -12,6 +12,7 @@
 //    printed are bound to `%N = ...;`, dependencies first. Other nodes print inline.
 #include "compiler/frontend/relay_text/printer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <utility>
@@ -255,9 +256,13 @@ void Printer::EmitPending(const Expr& e, int block, int indent, std::string& out
     }
     if (info.binding >= 0 || !expanded_nodes.insert(node.identity()).second) continue;
     stack.emplace_back(node, true);
+    // Children pushed last to first, so that independent bindings print in the order
+    // their uses appear.
+    const size_t first_child = stack.size();
     ForEachChild(node, [&](const Expr& child, int, bool) {
       if (!expanded_nodes.contains(child.identity())) stack.emplace_back(child, false);
     });
+    std::reverse(stack.begin() + first_child, stack.end());
   }
 }
 
