@@ -1,0 +1,332 @@
+// Code is first a list of unpacked instructions with jump targets as instruction
+// indices; once a function is complete, targets become word offsets (every
+// instruction's length is fixed by its operands, not by the offsets) and the list is
+// encoded.
+#include "compiler/codegen/codegen.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "vm/bytecode.h"
+
+namespace dynvm::compiler {
+namespace {
+
+using vm::Instruction;
+using vm::Opcode;
+
+vm::ValueSpec SpecOf(std::string name, const Type& t) {
+  vm::ValueSpec spec;
+  spec.name = std::move(name);
+  if (!t.is_tensor()) return spec;  // kAny
+  spec.kind = vm::ValueSpec::Kind::kTensor;
+  spec.dtype = t.dtype();
+  for (const Dim& d : t.shape()) {
+    spec.dims.push_back(d.is_const()    ? vm::DimSpec::Constant(d.const_value())
+                        : d.is_symbol() ? vm::DimSpec::Symbol(std::string(d.symbol_name()))
+                                        : vm::DimSpec::Any());
+  }
+  return spec;
+}
+
+class ModuleGen;
+
+class FunctionGen {
+ public:
+  FunctionGen(ModuleGen& module, std::string name) : module_(module), name_(std::move(name)) {}
+
+  absl::StatusOr<vm::Function> Run(const Expr& fn);
+
+ private:
+  uint32_t NewRegister() { return next_register_++; }
+  void Emit(Opcode op, std::vector<int64_t> operands, std::vector<int64_t> list = {}) {
+    code_.push_back({op, std::move(operands), std::move(list)});
+  }
+  absl::Status Unsupported(std::string_view what) const {
+    return absl::UnimplementedError(
+        absl::StrCat("in @", name_, ": code generation does not support ", std::string(what), " yet"));
+  }
+  const Type& TypeOf(const Expr& e) const { return *e.checked_type(); }
+
+  absl::StatusOr<uint32_t> Gen(const Expr& e);
+  absl::StatusOr<uint32_t> GenLetChain(const Expr& e);
+  absl::StatusOr<uint32_t> GenOpCall(const Expr& call, std::vector<uint32_t> args);
+  absl::StatusOr<uint32_t> GenIf(const Expr& e);
+  // Allocates a tensor of type `t` (static) in a fresh register.
+  uint32_t AllocStatic(const Type& t);
+  // Allocates a tensor of dtype `dtype` and the shape in register `shape`.
+  uint32_t AllocDynamic(DType dtype, int rank, uint32_t shape);
+  absl::StatusOr<std::vector<uint32_t>> Encode();
+
+  ModuleGen& module_;
+  std::string name_;
+  uint32_t next_register_ = 0;
+  std::vector<Instruction> code_;
+  // For each If and Goto, the instruction indices its offsets must reach.
+  std::vector<std::pair<size_t, std::vector<size_t>>> jumps_;
+  absl::flat_hash_map<uintptr_t, uint32_t> registers_;  // values already in a register
+};
+
+class ModuleGen {
+ public:
+  explicit ModuleGen(const Module& module) : module_(module) {}
+
+  absl::StatusOr<vm::ExecutableSpec> Run();
+  absl::StatusOr<uint32_t> FunctionIndex(std::string_view name) const {
+    const auto it = function_index_.find(std::string(name));
+    if (it == function_index_.end()) return absl::NotFoundError(absl::StrCat("no function @", std::string(name)));
+    return it->second;
+  }
+  uint32_t Kernel(const std::string& name, const kernels::Attrs& attrs, uint32_t inputs, uint32_t outputs) {
+    for (size_t i = 0; i < spec_.kernels.size(); ++i) {
+      const vm::KernelEntry& k = spec_.kernels[i];
+      if (k.name == name && k.attrs == attrs && k.num_inputs == inputs && k.num_outputs == outputs) {
+        return static_cast<uint32_t>(i);
+      }
+    }
+    spec_.kernels.push_back({name, attrs, inputs, outputs});
+    return static_cast<uint32_t>(spec_.kernels.size() - 1);
+  }
+  uint32_t Constant(const NDArray& value) {
+    const auto [it, inserted] = constant_index_.try_emplace(value.get(), spec_.constants.size());
+    if (inserted) spec_.constants.push_back(Value(value));
+    return static_cast<uint32_t>(it->second);
+  }
+
+ private:
+  const Module& module_;
+  vm::ExecutableSpec spec_;
+  absl::flat_hash_map<std::string, uint32_t> function_index_;
+  absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
+};
+
+absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn) {
+  vm::Function out;
+  out.name = name_;
+  for (const Expr& p : fn.params()) {
+    registers_[p.identity()] = NewRegister();
+    out.params.push_back(SpecOf(p.name(), TypeOf(p)));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t result, Gen(fn.body()));
+  Emit(Opcode::kRet, {result});
+  out.results.push_back(SpecOf("", TypeOf(fn.body())));
+  DYNVM_ASSIGN_OR_RETURN(out.code, Encode());
+  out.num_registers = next_register_;
+  return out;
+}
+
+absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
+  if (e.is(ExprKind::kLet)) return GenLetChain(e);
+  if (const auto it = registers_.find(e.identity()); it != registers_.end()) return it->second;
+  if (!e.checked_type() && !e.is(ExprKind::kVar)) {
+    return absl::InvalidArgumentError(absl::StrCat("in @", name_, ": code generation needs a typed module (run type inference first)"));
+  }
+  uint32_t r = 0;
+  switch (e.kind()) {
+    case ExprKind::kVar:
+      return absl::InternalError(absl::StrCat("in @", name_, ": unbound variable %", e.name()));
+    case ExprKind::kConstant:
+      r = NewRegister();
+      Emit(Opcode::kLoadConst, {r, module_.Constant(e.value())});
+      break;
+    case ExprKind::kCall: {
+      std::vector<uint32_t> args;
+      for (const Expr& arg : e.args()) {
+        DYNVM_ASSIGN_OR_RETURN(const uint32_t a, Gen(arg));
+        args.push_back(a);
+      }
+      const Expr& callee = e.callee();
+      if (callee.is(ExprKind::kOp)) {
+        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, std::move(args)));
+      } else if (callee.is(ExprKind::kGlobalVar)) {
+        DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
+        r = NewRegister();
+        Emit(Opcode::kInvoke, {r, index}, {args.begin(), args.end()});
+      } else {
+        return Unsupported("calls of closures and constructors");
+      }
+      break;
+    }
+    case ExprKind::kTuple: {
+      std::vector<int64_t> fields;
+      for (const Expr& f : e.fields()) {
+        DYNVM_ASSIGN_OR_RETURN(const uint32_t a, Gen(f));
+        fields.push_back(a);
+      }
+      r = NewRegister();
+      Emit(Opcode::kAllocADT, {r, 0}, std::move(fields));
+      break;
+    }
+    case ExprKind::kTupleGetItem: {
+      DYNVM_ASSIGN_OR_RETURN(const uint32_t t, Gen(e.tuple()));
+      r = NewRegister();
+      Emit(Opcode::kGetField, {r, t, e.index()});
+      break;
+    }
+    case ExprKind::kIf: {
+      DYNVM_ASSIGN_OR_RETURN(r, GenIf(e));
+      break;
+    }
+    case ExprKind::kFunction: return Unsupported("function literals (closures)");
+    case ExprKind::kMatch: return Unsupported("match");
+    case ExprKind::kConstructor: return Unsupported("constructors");
+    default: return Unsupported("this expression");
+  }
+  registers_[e.identity()] = r;
+  return r;
+}
+
+absl::StatusOr<uint32_t> FunctionGen::GenLetChain(const Expr& e) {
+  Expr cur = e;
+  for (; cur.is(ExprKind::kLet); cur = cur.body()) {
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(cur.operand()));
+    registers_[cur.var().identity()] = value;
+  }
+  return Gen(cur);
+}
+
+uint32_t FunctionGen::AllocStatic(const Type& t) {
+  int64_t elements = 1;
+  std::vector<int64_t> shape;
+  for (const Dim& d : t.shape()) {
+    elements *= d.const_value();
+    shape.push_back(d.const_value());
+  }
+  const uint32_t bytes = NewRegister(), storage = NewRegister(), tensor = NewRegister();
+  Emit(Opcode::kLoadConsti, {bytes, elements * static_cast<int64_t>(DTypeSize(t.dtype()))});
+  Emit(Opcode::kAllocStorage, {storage, bytes});
+  Emit(Opcode::kAllocTensor, {tensor, storage, 0, static_cast<int64_t>(t.dtype())}, std::move(shape));
+  return tensor;
+}
+
+uint32_t FunctionGen::AllocDynamic(DType dtype, int rank, uint32_t shape) {
+  uint32_t bytes = NewRegister();
+  Emit(Opcode::kLoadConsti, {bytes, static_cast<int64_t>(DTypeSize(dtype))});
+  for (int i = 0; i < rank; ++i) {
+    const uint32_t dim = NewRegister(), product = NewRegister();
+    Emit(Opcode::kDim, {dim, shape, i});
+    Emit(Opcode::kMulI, {product, bytes, dim});
+    bytes = product;
+  }
+  const uint32_t storage = NewRegister(), offset = NewRegister(), tensor = NewRegister();
+  Emit(Opcode::kAllocStorage, {storage, bytes});
+  Emit(Opcode::kLoadConsti, {offset, 0});
+  Emit(Opcode::kAllocTensorReg, {tensor, storage, offset, static_cast<int64_t>(dtype), shape});
+  return tensor;
+}
+
+absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<uint32_t> args) {
+  const Type& type = TypeOf(call);
+  const std::vector<Type> outputs = type.kind() == TypeKind::kTuple ? type.fields() : std::vector<Type>{type};
+  for (const Type& t : outputs) {
+    if (!t.is_tensor()) return Unsupported(absl::StrCat("operators returning ", t.ToString()));
+  }
+  const uint32_t kernel = module_.Kernel(call.callee().name(), call.attrs(),
+                                         static_cast<uint32_t>(args.size()),
+                                         static_cast<uint32_t>(outputs.size()));
+  const bool all_static = std::all_of(outputs.begin(), outputs.end(), [](const Type& t) {
+    return std::all_of(t.shape().begin(), t.shape().end(), [](const Dim& d) { return d.is_const(); });
+  });
+  std::vector<uint32_t> results;
+  if (all_static) {
+    for (const Type& t : outputs) results.push_back(AllocStatic(t));
+  } else {
+    std::vector<int64_t> list(args.begin(), args.end());
+    std::vector<uint32_t> shapes;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      shapes.push_back(NewRegister());
+      list.push_back(shapes.back());
+    }
+    Emit(Opcode::kInvokeShapeFn, {kernel, static_cast<int64_t>(outputs.size())}, std::move(list));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      results.push_back(AllocDynamic(outputs[i].dtype(), outputs[i].rank(), shapes[i]));
+    }
+  }
+  std::vector<int64_t> operands(args.begin(), args.end());
+  operands.insert(operands.end(), results.begin(), results.end());
+  Emit(Opcode::kInvokePacked, {kernel, static_cast<int64_t>(outputs.size())}, std::move(operands));
+  if (outputs.size() == 1) return results[0];
+  const uint32_t tuple = NewRegister();
+  Emit(Opcode::kAllocADT, {tuple, 0}, {results.begin(), results.end()});
+  return tuple;
+}
+
+//   if cond, then, else
+//   then: ...; move result, then_value; goto end
+//   else: ...; move result, else_value
+//   end:
+absl::StatusOr<uint32_t> FunctionGen::GenIf(const Expr& e) {
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t cond, Gen(e.cond()));
+  const uint32_t result = NewRegister();
+  const size_t branch = code_.size();
+  Emit(Opcode::kIf, {cond, 0, 0});
+  // Values computed in a branch stay in it: the other branch and the code after the if
+  // must not find them in a register that was never written on their path.
+  const auto saved = registers_;
+  const size_t then_start = code_.size();
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t then_value, Gen(e.then_branch()));
+  Emit(Opcode::kMove, {result, then_value});
+  const size_t jump = code_.size();
+  Emit(Opcode::kGoto, {0});
+  registers_ = saved;
+  const size_t else_start = code_.size();
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t else_value, Gen(e.else_branch()));
+  Emit(Opcode::kMove, {result, else_value});
+  registers_ = saved;
+  jumps_.push_back({branch, {then_start, else_start}});
+  jumps_.push_back({jump, {code_.size()}});
+  return result;
+}
+
+absl::StatusOr<std::vector<uint32_t>> FunctionGen::Encode() {
+  // Word position of every instruction (and of the end).
+  std::vector<size_t> position;
+  std::vector<uint32_t> scratch;
+  size_t words = 0;
+  for (const Instruction& inst : code_) {
+    position.push_back(words);
+    scratch.clear();
+    DYNVM_RETURN_IF_ERROR(vm::EncodeInstruction(inst, &scratch));
+    words += scratch.size();
+  }
+  position.push_back(words);
+  for (const auto& [at, targets] : jumps_) {
+    Instruction& inst = code_[at];
+    const size_t first = inst.op == Opcode::kIf ? 1 : 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      inst.operands[first + i] = static_cast<int64_t>(position[targets[i]]) - static_cast<int64_t>(position[at]);
+    }
+  }
+  std::vector<uint32_t> code;
+  for (const Instruction& inst : code_) DYNVM_RETURN_IF_ERROR(vm::EncodeInstruction(inst, &code));
+  return code;
+}
+
+absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
+  spec_.producer = "dynvm compiler";
+  for (const std::string& name : module_.function_names()) {
+    function_index_[name] = static_cast<uint32_t>(function_index_.size());
+  }
+  for (const std::string& name : module_.function_names()) {
+    const Expr fn = *module_.Function(name);
+    if (!fn.type_params().empty()) {
+      return absl::UnimplementedError(absl::StrCat("in @", name, ": code generation does not support generic functions yet"));
+    }
+    DYNVM_ASSIGN_OR_RETURN(vm::Function f, FunctionGen(*this, name).Run(fn));
+    spec_.functions.push_back(std::move(f));
+  }
+  return std::move(spec_);
+}
+
+}  // namespace
+
+absl::StatusOr<vm::ExecutableSpec> GenerateBytecode(const Module& module) {
+  return ModuleGen(module).Run();
+}
+
+}  // namespace dynvm::compiler

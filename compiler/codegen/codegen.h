@@ -1,0 +1,32 @@
+// Bytecode generation: a typed module (compiler/passes/type_infer.h) becomes the
+// ExecutableSpec of the runtime (vm/executable.h), which the serializer writes as
+// exe.fbs.
+//
+//   DYNVM_ASSIGN_OR_RETURN(Module typed, InferTypes(parsed));
+//   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(typed));
+//
+// This first generator covers first-order programs: global functions of tensors and
+// tuples, lets, operator calls, calls of globals, tuples and projections, if, and
+// constants. Each operator call allocates its outputs itself: with a static type, one
+// storage of the exact size and a tensor of the static shape; otherwise the kernel's
+// shape function at run time (InvokeShapeFn), the byte count from the shape, then the
+// storage and the tensor. Every value gets its own register. Closures, ADTs and match
+// are Unimplemented errors naming the construct; memory planning, register reuse and
+// shape lowering are passes still to come (docs/compiler.md).
+//
+// A function's signature comes from its parameters' and result's types: a dim that is
+// a constant or a lone symbol is checked by the VM at each call, any other is `?`.
+#ifndef DYNVM_COMPILER_CODEGEN_CODEGEN_H_
+#define DYNVM_COMPILER_CODEGEN_CODEGEN_H_
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+#include "vm/executable.h"
+
+namespace dynvm::compiler {
+
+absl::StatusOr<vm::ExecutableSpec> GenerateBytecode(const Module& module);
+
+}  // namespace dynvm::compiler
+
+#endif  // DYNVM_COMPILER_CODEGEN_CODEGEN_H_
