@@ -74,6 +74,8 @@ std::string Cse::Key(const Expr& e) {
       absl::StrAppend(&key, "get ", e.index());
       add(e.tuple());
       return key;
+    case ExprKind::kConstant:  // the same tensor, wherever the text named it
+      return absl::StrCat("const ", reinterpret_cast<uintptr_t>(e.value().get()));
     default: return key;
   }
 }

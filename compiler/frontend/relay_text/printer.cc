@@ -157,6 +157,7 @@ class Printer {
   absl::flat_hash_map<uint64_t, std::string> var_names_;
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_map<std::string, int> next_suffix_;
+  absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
 };
 
 void Printer::Place(const Expr& root) {
@@ -374,8 +375,10 @@ std::string Printer::Constant(const NDArray& value) {
       default: break;
     }
   }
-  constants_.push_back(value);
-  return absl::StrCat("meta[relay.Constant][", constants_.size() - 1, "]");
+  // One index per tensor, however many nodes hold it.
+  const auto [it, inserted] = constant_index_.try_emplace(value.get(), constants_.size());
+  if (inserted) constants_.push_back(value);
+  return absl::StrCat("meta[relay.Constant][", it->second, "]");
 }
 
 std::string Printer::VarName(const Expr& var) {

@@ -1,5 +1,5 @@
-// End to end through the compiler: Relay text parsed, typed, folded, turned into
-// bytecode, written as an executable file and loaded back, then run by the VM on
+// End to end through the compiler: Relay text parsed, compiled by the pipeline
+// (compiler/driver/compile.h), written as an executable file and loaded back, then run by the VM on
 // inputs of several sizes from the one executable, against references computed here.
 #include "compiler/codegen/codegen.h"
 
@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "compiler/frontend/relay_text/parser.h"
-#include "compiler/passes/fold_constant.h"
-#include "compiler/passes/type_infer.h"
+#include "compiler/driver/compile.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
@@ -26,11 +25,7 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> Compile(std::string_view t
                                                              std::vector<NDArray> constants = {}) {
   absl::StatusOr<Module> mod = ParseModule(text, constants);
   if (!mod.ok()) return mod.status();
-  absl::StatusOr<Module> typed = InferTypes(*mod);
-  if (!typed.ok()) return typed.status();
-  absl::StatusOr<Module> folded = FoldConstants(*typed);
-  if (!folded.ok()) return folded.status();
-  absl::StatusOr<vm::ExecutableSpec> spec = GenerateBytecode(*folded);
+  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
   if (!bytes.ok()) return bytes.status();

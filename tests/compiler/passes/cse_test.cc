@@ -3,6 +3,7 @@
 #include "compiler/passes/cse.h"
 
 #include "gtest/gtest.h"
+#include "objects/allocator.h"
 #include "tests/compiler/passes/pass_test_util.h"
 
 namespace dynvm::compiler {
@@ -20,6 +21,13 @@ TEST(CseTest, MergesEqualCalls) {
   // Equal subtrees meet bottom-up.
   EXPECT_EQ(Cse("add(exp(log(%x)), exp(log(%x)))"), "%0 = log(%x);\n%1 = exp(%0);\nadd(%1, %1)");
   EXPECT_EQ(Cse("((%a, %b).0, (%a, %b).0)"), "%0 = (%a, %b).0;\n(%0, %0)");
+}
+
+TEST(CseTest, ConstantsHoldingOneTensorAreOne) {
+  NDArray w = *NDArrayObj::Empty({2}, DType::kF32, MakeNaiveAllocator());
+  EXPECT_EQ(RunPass("add(nn.dense(%x, meta[relay.Constant][0]), nn.dense(%x, meta[relay.Constant][0]))",
+                    [](const Expr& e) { return EliminateCommonSubexpressions(e); }, {w}),
+            "%0 = nn.dense(%x, meta[relay.Constant][0]);\nadd(%0, %0)");
 }
 
 TEST(CseTest, AttributesAndOperandsMustAgree) {

@@ -1,0 +1,58 @@
+#include "compiler/driver/compile.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/passes/cse.h"
+#include "compiler/passes/dead_code.h"
+#include "compiler/passes/fold_constant.h"
+#include "compiler/passes/type_infer.h"
+#include "vm/verifier.h"
+
+namespace dynvm::compiler {
+namespace {
+
+struct Pass {
+  std::string_view name;
+  int min_level;
+  absl::StatusOr<Module> (*run)(const Module&);
+};
+
+constexpr Pass kPasses[] = {
+    {"typed", 0, InferTypes},
+    {"folded", 1, FoldConstants},
+    {"cse", 2, EliminateCommonSubexpressions},
+    {"dce", 2, EliminateDeadCode},
+};
+
+}  // namespace
+
+std::vector<std::string_view> PassNames(int opt_level) {
+  std::vector<std::string_view> names;
+  for (const Pass& pass : kPasses) {
+    if (opt_level >= pass.min_level) names.push_back(pass.name);
+  }
+  return names;
+}
+
+absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const CompileOptions& options) {
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("optimisation level %d: expected 0 to 3", options.opt_level));
+  }
+  if (options.after_pass) options.after_pass("parsed", module);
+  Module current = module;
+  for (const Pass& pass : kPasses) {
+    if (options.opt_level < pass.min_level) continue;
+    DYNVM_ASSIGN_OR_RETURN(current, pass.run(current));
+    if (options.after_pass) options.after_pass(pass.name, current);
+  }
+  DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(current));
+  DYNVM_RETURN_IF_ERROR(vm::VerifyExecutable(spec));
+  return spec;
+}
+
+}  // namespace dynvm::compiler

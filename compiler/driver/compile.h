@@ -1,0 +1,37 @@
+// The compiler's pipeline, shared by vm_compile and the tests: a parsed module
+// through type inference and the optimisations to an ExecutableSpec.
+//
+//   CompileOptions options{.opt_level = 2};
+//   options.after_pass = [](std::string_view pass, const Module& m) { ... };  // --dump-ir
+//   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, CompileModule(parsed, options));
+//
+// Passes, in order (docs/compiler.md): "typed" (type inference, always), "folded"
+// (constant folding, opt_level >= 1), "cse" and "dce" (opt_level >= 2), then code
+// generation. The result is verified before it is returned.
+#ifndef DYNVM_COMPILER_DRIVER_COMPILE_H_
+#define DYNVM_COMPILER_DRIVER_COMPILE_H_
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+#include "vm/executable.h"
+
+namespace dynvm::compiler {
+
+struct CompileOptions {
+  int opt_level = 2;  // 0..3
+  // Called with the module after each pass runs (and with "parsed" before any).
+  std::function<void(std::string_view pass, const Module& module)> after_pass;
+};
+
+// The names of the passes CompileModule runs at `opt_level`, in order.
+std::vector<std::string_view> PassNames(int opt_level);
+
+absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const CompileOptions& options);
+
+}  // namespace dynvm::compiler
+
+#endif  // DYNVM_COMPILER_DRIVER_COMPILE_H_
