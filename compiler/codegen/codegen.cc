@@ -55,6 +55,12 @@ class FunctionGen {
 
   absl::StatusOr<uint32_t> Gen(const Expr& e);
   absl::StatusOr<uint32_t> GenLetChain(const Expr& e);
+  // Code that returns the value of `e` from the function: a call of a global in tail
+  // position becomes tail_invoke (the frame is reused, so recursion that expresses a
+  // loop runs in constant space), an if returns from each branch, anything else is
+  // computed and returned.
+  absl::Status GenTail(const Expr& e);
+  absl::StatusOr<std::vector<int64_t>> GenArgs(const Expr& call);
   absl::StatusOr<uint32_t> GenOpCall(const Expr& call, std::vector<uint32_t> args);
   absl::StatusOr<uint32_t> GenIf(const Expr& e);
   // Allocates a tensor of type `t` (static) in a fresh register.
@@ -112,8 +118,7 @@ absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn) {
     registers_[p.identity()] = NewRegister();
     out.params.push_back(SpecOf(p.name(), TypeOf(p)));
   }
-  DYNVM_ASSIGN_OR_RETURN(const uint32_t result, Gen(fn.body()));
-  Emit(Opcode::kRet, {result});
+  DYNVM_RETURN_IF_ERROR(GenTail(fn.body()));
   out.results.push_back(SpecOf("", TypeOf(fn.body())));
   DYNVM_ASSIGN_OR_RETURN(out.code, Encode());
   out.num_registers = next_register_;
@@ -135,18 +140,14 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       Emit(Opcode::kLoadConst, {r, module_.Constant(e.value())});
       break;
     case ExprKind::kCall: {
-      std::vector<uint32_t> args;
-      for (const Expr& arg : e.args()) {
-        DYNVM_ASSIGN_OR_RETURN(const uint32_t a, Gen(arg));
-        args.push_back(a);
-      }
+      DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(e));
       const Expr& callee = e.callee();
       if (callee.is(ExprKind::kOp)) {
-        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, std::move(args)));
+        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, {args.begin(), args.end()}));
       } else if (callee.is(ExprKind::kGlobalVar)) {
         DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
         r = NewRegister();
-        Emit(Opcode::kInvoke, {r, index}, {args.begin(), args.end()});
+        Emit(Opcode::kInvoke, {r, index}, std::move(args));
       } else {
         return Unsupported("calls of closures and constructors");
       }
@@ -179,6 +180,47 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
   }
   registers_[e.identity()] = r;
   return r;
+}
+
+absl::StatusOr<std::vector<int64_t>> FunctionGen::GenArgs(const Expr& call) {
+  std::vector<int64_t> args;
+  for (const Expr& arg : call.args()) {
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t a, Gen(arg));
+    args.push_back(a);
+  }
+  return args;
+}
+
+absl::Status FunctionGen::GenTail(const Expr& e) {
+  Expr cur = e;
+  for (; cur.is(ExprKind::kLet); cur = cur.body()) {
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(cur.operand()));
+    registers_[cur.var().identity()] = value;
+  }
+  if (cur.is(ExprKind::kCall) && cur.callee().is(ExprKind::kGlobalVar) &&
+      !registers_.contains(cur.identity())) {
+    DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(cur));
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(cur.callee().name()));
+    Emit(Opcode::kTailInvoke, {index}, std::move(args));
+    return absl::OkStatus();
+  }
+  if (cur.is(ExprKind::kIf) && !registers_.contains(cur.identity())) {
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t cond, Gen(cur.cond()));
+    const size_t branch = code_.size();
+    Emit(Opcode::kIf, {cond, 0, 0});
+    const auto saved = registers_;
+    const size_t then_start = code_.size();
+    DYNVM_RETURN_IF_ERROR(GenTail(cur.then_branch()));
+    registers_ = saved;
+    const size_t else_start = code_.size();
+    DYNVM_RETURN_IF_ERROR(GenTail(cur.else_branch()));
+    registers_ = saved;
+    jumps_.push_back({branch, {then_start, else_start}});
+    return absl::OkStatus();
+  }
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t result, Gen(cur));
+  Emit(Opcode::kRet, {result});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint32_t> FunctionGen::GenLetChain(const Expr& e) {

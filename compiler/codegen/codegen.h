@@ -7,7 +7,8 @@
 //
 // This first generator covers first-order programs: global functions of tensors and
 // tuples, lets, operator calls, calls of globals, tuples and projections, if, and
-// constants. Each operator call allocates its outputs itself: with a static type, one
+// constants, with calls of globals in tail position as tail calls (a loop written as
+// recursion runs in one frame). Each operator call allocates its outputs itself: with a static type, one
 // storage of the exact size and a tensor of the static shape; otherwise the kernel's
 // shape function at run time (InvokeShapeFn), the byte count from the shape, then the
 // storage and the tensor. Every value gets its own register. Closures, ADTs and match

@@ -125,6 +125,25 @@ TEST(CodegenTest, StaticShapesAllocateWithoutShapeFunctions) {
   EXPECT_EQ(y->data_as<float>()[1], x->data_as<float>()[3]);
 }
 
+// A loop written as tail recursion runs a million times in one frame: the VM's call
+// depth limit (10000) would stop it otherwise.
+TEST(CodegenTest, TailRecursionRunsInConstantSpace) {
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(
+    def @loop(%i: int64, %n: int64, %acc: float32) -> float32 {
+      if (less(%i, %n)) { @loop(add(%i, 1i64), %n, add(%acc, 1f)) } else { %acc }
+    }
+    def @main(%n: int64) -> float32 {
+      @loop(0i64, %n, 0f)
+    })");
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  vm::VirtualMachine machine(*exe);
+  NDArray n = *NDArrayObj::Empty({}, DType::kI64, MakeNaiveAllocator());
+  *n->data_as<int64_t>() = 1000000;
+  absl::StatusOr<Value> out = machine.Invoke("main", {Value(n)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out->As<NDArrayObj>()->data_as<float>(), 1e6f);
+}
+
 TEST(CodegenTest, UnsupportedConstructsAreClearErrors) {
   const absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(
     def @main(%x: Tensor[(n), float32]) {
