@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/ir/free_vars.h"
 #include "vm/bytecode.h"
 
 namespace dynvm::compiler {
@@ -40,7 +41,9 @@ class FunctionGen {
  public:
   FunctionGen(ModuleGen& module, std::string name) : module_(module), name_(std::move(name)) {}
 
-  absl::StatusOr<vm::Function> Run(const Expr& fn);
+  // The function `fn`; for a closure's code, `captured` are its free variables, which
+  // arrive before the parameters (the VM passes a closure's captured values first).
+  absl::StatusOr<vm::Function> Run(const Expr& fn, const std::vector<Expr>& captured = {});
 
  private:
   uint32_t NewRegister() { return next_register_++; }
@@ -63,6 +66,9 @@ class FunctionGen {
   absl::StatusOr<std::vector<int64_t>> GenArgs(const Expr& call);
   absl::StatusOr<uint32_t> GenOpCall(const Expr& call, std::vector<uint32_t> args);
   absl::StatusOr<uint32_t> GenIf(const Expr& e);
+  // A function literal: its code as a function of its own, and a closure of the values
+  // it captures.
+  absl::StatusOr<uint32_t> GenClosure(const Expr& fn);
   // Allocates a tensor of type `t` (static) in a fresh register.
   uint32_t AllocStatic(const Type& t);
   // Allocates a tensor of dtype `dtype` and the shape in register `shape`.
@@ -98,6 +104,10 @@ class ModuleGen {
     spec_.kernels.push_back({name, attrs, inputs, outputs});
     return static_cast<uint32_t>(spec_.kernels.size() - 1);
   }
+  // Generates a function literal's code as a new function (after the module's own) and
+  // returns its index.
+  absl::StatusOr<uint32_t> AddClosureCode(const std::string& enclosing, const Expr& fn,
+                                          const std::vector<Expr>& captured);
   uint32_t Constant(const NDArray& value) {
     const auto [it, inserted] = constant_index_.try_emplace(value.get(), spec_.constants.size());
     if (inserted) spec_.constants.push_back(Value(value));
@@ -107,13 +117,18 @@ class ModuleGen {
  private:
   const Module& module_;
   vm::ExecutableSpec spec_;
+  std::vector<vm::Function> closures_;  // placed after the module's functions
   absl::flat_hash_map<std::string, uint32_t> function_index_;
   absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
 };
 
-absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn) {
+absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<Expr>& captured) {
   vm::Function out;
   out.name = name_;
+  for (const Expr& v : captured) {
+    registers_[v.identity()] = NewRegister();
+    out.params.push_back(SpecOf(v.name(), TypeOf(v)));
+  }
   for (const Expr& p : fn.params()) {
     registers_[p.identity()] = NewRegister();
     out.params.push_back(SpecOf(p.name(), TypeOf(p)));
@@ -148,8 +163,12 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
         DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
         r = NewRegister();
         Emit(Opcode::kInvoke, {r, index}, std::move(args));
+      } else if (callee.is(ExprKind::kConstructor)) {
+        return Unsupported("constructors");
       } else {
-        return Unsupported("calls of closures and constructors");
+        DYNVM_ASSIGN_OR_RETURN(const uint32_t closure, Gen(callee));
+        r = NewRegister();
+        Emit(Opcode::kInvokeClosure, {r, closure}, std::move(args));
       }
       break;
     }
@@ -173,7 +192,10 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(r, GenIf(e));
       break;
     }
-    case ExprKind::kFunction: return Unsupported("function literals (closures)");
+    case ExprKind::kFunction: {
+      DYNVM_ASSIGN_OR_RETURN(r, GenClosure(e));
+      break;
+    }
     case ExprKind::kMatch: return Unsupported("match");
     case ExprKind::kConstructor: return Unsupported("constructors");
     default: return Unsupported("this expression");
@@ -298,6 +320,24 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   return tuple;
 }
 
+absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn) {
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Expr> captured, FreeVars(fn));
+  std::vector<int64_t> values;
+  for (const Expr& v : captured) {
+    const auto it = registers_.find(v.identity());
+    if (it == registers_.end()) {
+      // Only a let-bound closure that calls itself reaches here: its variable is not
+      // bound until the closure exists.
+      return Unsupported(absl::StrCat("recursive closures (%", v.name(), ")"));
+    }
+    values.push_back(it->second);
+  }
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.AddClosureCode(name_, fn, captured));
+  const uint32_t r = NewRegister();
+  Emit(Opcode::kAllocClosure, {r, index}, std::move(values));
+  return r;
+}
+
 //   if cond, then, else
 //   then: ...; move result, then_value; goto end
 //   else: ...; move result, else_value
@@ -349,6 +389,17 @@ absl::StatusOr<std::vector<uint32_t>> FunctionGen::Encode() {
   return code;
 }
 
+absl::StatusOr<uint32_t> ModuleGen::AddClosureCode(const std::string& enclosing, const Expr& fn,
+                                                  const std::vector<Expr>& captured) {
+  const uint32_t index = static_cast<uint32_t>(function_index_.size() + closures_.size());
+  const std::string name = absl::StrCat(enclosing, "$closure", closures_.size());
+  closures_.emplace_back();  // reserve the index; nested closures come after
+  const size_t slot = closures_.size() - 1;
+  DYNVM_ASSIGN_OR_RETURN(vm::Function code, FunctionGen(*this, name).Run(fn, captured));
+  closures_[slot] = std::move(code);
+  return index;
+}
+
 absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
   spec_.producer = "dynvm compiler";
   for (const std::string& name : module_.function_names()) {
@@ -362,6 +413,7 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
     DYNVM_ASSIGN_OR_RETURN(vm::Function f, FunctionGen(*this, name).Run(fn));
     spec_.functions.push_back(std::move(f));
   }
+  for (vm::Function& f : closures_) spec_.functions.push_back(std::move(f));
   return std::move(spec_);
 }
 

@@ -17,6 +17,10 @@
 // body is inferred (recursion) needs a result type. Sharing is kept: a node used twice
 // is typed once, and the result has the same sharing.
 //
+// Not yet: the symbols of a def's signature are not renamed at each call, as its type
+// parameters are, so a caller and a callee that use one symbol name are taken to mean
+// one extent (the kernels still check every shape at run time).
+//
 // Errors are InvalidArgument naming the function and what did not fit:
 //   in @main: add: operands have dtypes float32 and int32, expected one dtype
 #ifndef DYNVM_COMPILER_PASSES_TYPE_INFER_H_
