@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/ir/free_vars.h"
+#include "objects/string_object.h"
 #include "vm/bytecode.h"
 
 namespace dynvm::compiler {
@@ -69,6 +70,13 @@ class FunctionGen {
   // A function literal: its code as a function of its own, and a closure of the values
   // it captures.
   absl::StatusOr<uint32_t> GenClosure(const Expr& fn);
+  // match: the clauses in order, each a test of its pattern that jumps to the next
+  // clause on failure; no clause matching is a fatal error. In tail position each body
+  // returns, else each moves its value to one register and jumps past the rest.
+  absl::StatusOr<uint32_t> GenMatch(const Expr& e, bool tail);
+  // Tests `p` against the value in `reg`, binding its variables; failing tests jump to
+  // the code after the clause (their If instructions are added to `fails`).
+  void GenPatternTest(const Pattern& p, uint32_t reg, std::vector<size_t>& fails);
   // Allocates a tensor of type `t` (static) in a fresh register.
   uint32_t AllocStatic(const Type& t);
   // Allocates a tensor of dtype `dtype` and the shape in register `shape`.
@@ -108,6 +116,10 @@ class ModuleGen {
   // returns its index.
   absl::StatusOr<uint32_t> AddClosureCode(const std::string& enclosing, const Expr& fn,
                                           const std::vector<Expr>& captured);
+  uint32_t StringConstant(const std::string& text) {
+    spec_.constants.push_back(Value(MakeObject<StringObj>(text)));
+    return static_cast<uint32_t>(spec_.constants.size() - 1);
+  }
   uint32_t Constant(const NDArray& value) {
     const auto [it, inserted] = constant_index_.try_emplace(value.get(), spec_.constants.size());
     if (inserted) spec_.constants.push_back(Value(value));
@@ -143,7 +155,8 @@ absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<
 absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
   if (e.is(ExprKind::kLet)) return GenLetChain(e);
   if (const auto it = registers_.find(e.identity()); it != registers_.end()) return it->second;
-  if (!e.checked_type() && !e.is(ExprKind::kVar)) {
+  // (Constructors are typed where they are used, and need no type here.)
+  if (!e.checked_type() && !e.is(ExprKind::kVar) && !e.is(ExprKind::kConstructor)) {
     return absl::InvalidArgumentError(absl::StrCat("in @", name_, ": code generation needs a typed module (run type inference first)"));
   }
   uint32_t r = 0;
@@ -164,7 +177,8 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
         r = NewRegister();
         Emit(Opcode::kInvoke, {r, index}, std::move(args));
       } else if (callee.is(ExprKind::kConstructor)) {
-        return Unsupported("constructors");
+        r = NewRegister();
+        Emit(Opcode::kAllocADT, {r, callee.tag()}, std::move(args));
       } else {
         DYNVM_ASSIGN_OR_RETURN(const uint32_t closure, Gen(callee));
         r = NewRegister();
@@ -196,8 +210,15 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(r, GenClosure(e));
       break;
     }
-    case ExprKind::kMatch: return Unsupported("match");
-    case ExprKind::kConstructor: return Unsupported("constructors");
+    case ExprKind::kMatch: {
+      DYNVM_ASSIGN_OR_RETURN(r, GenMatch(e, /*tail=*/false));
+      break;
+    }
+    case ExprKind::kConstructor:
+      if (!e.field_types().empty()) return Unsupported("constructors used as function values");
+      r = NewRegister();
+      Emit(Opcode::kAllocADT, {r, e.tag()});
+      break;
     default: return Unsupported("this expression");
   }
   registers_[e.identity()] = r;
@@ -225,6 +246,9 @@ absl::Status FunctionGen::GenTail(const Expr& e) {
     DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(cur.callee().name()));
     Emit(Opcode::kTailInvoke, {index}, std::move(args));
     return absl::OkStatus();
+  }
+  if (cur.is(ExprKind::kMatch) && !registers_.contains(cur.identity())) {
+    return GenMatch(cur, /*tail=*/true).status();
   }
   if (cur.is(ExprKind::kIf) && !registers_.contains(cur.identity())) {
     DYNVM_ASSIGN_OR_RETURN(const uint32_t cond, Gen(cur.cond()));
@@ -338,6 +362,55 @@ absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn) {
   return r;
 }
 
+void FunctionGen::GenPatternTest(const Pattern& p, uint32_t reg, std::vector<size_t>& fails) {
+  switch (p.kind()) {
+    case PatternKind::kWildcard: return;
+    case PatternKind::kVar: registers_[p.expr().identity()] = reg; return;
+    case PatternKind::kConstructor: {
+      const uint32_t tag = NewRegister(), want = NewRegister(), same = NewRegister();
+      Emit(Opcode::kGetTag, {tag, reg});
+      Emit(Opcode::kLoadConsti, {want, p.expr().tag()});
+      Emit(Opcode::kEqI, {same, tag, want});
+      fails.push_back(code_.size());
+      Emit(Opcode::kIf, {same, 0, 0});
+      break;
+    }
+    case PatternKind::kTuple: break;
+  }
+  for (size_t i = 0; i < p.fields().size(); ++i) {
+    if (p.fields()[i].kind() == PatternKind::kWildcard) continue;
+    const uint32_t field = NewRegister();
+    Emit(Opcode::kGetField, {field, reg, static_cast<int64_t>(i)});
+    GenPatternTest(p.fields()[i], field, fails);
+  }
+}
+
+absl::StatusOr<uint32_t> FunctionGen::GenMatch(const Expr& e, bool tail) {
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t data, Gen(e.data()));
+  const uint32_t result = tail ? 0 : NewRegister();
+  std::vector<size_t> exits;  // the gotos past the match
+  for (const Clause& clause : e.clauses()) {
+    const auto saved = registers_;
+    std::vector<size_t> fails;
+    GenPatternTest(clause.pattern, data, fails);
+    if (tail) {
+      DYNVM_RETURN_IF_ERROR(GenTail(clause.body));
+    } else {
+      DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(clause.body));
+      Emit(Opcode::kMove, {result, value});
+      exits.push_back(code_.size());
+      Emit(Opcode::kGoto, {0});
+    }
+    registers_ = saved;
+    for (size_t at : fails) jumps_.push_back({at, {at + 1, code_.size()}});
+  }
+  Emit(Opcode::kFatal, {module_.StringConstant(absl::StrCat(
+                           "in @", name_, ": no clause of a match", e.complete() ? "" : "?",
+                           " matches the value"))});
+  for (size_t at : exits) jumps_.push_back({at, {code_.size()}});
+  return result;
+}
+
 //   if cond, then, else
 //   then: ...; move result, then_value; goto end
 //   else: ...; move result, else_value
@@ -407,9 +480,6 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
   }
   for (const std::string& name : module_.function_names()) {
     const Expr fn = *module_.Function(name);
-    if (!fn.type_params().empty()) {
-      return absl::UnimplementedError(absl::StrCat("in @", name, ": code generation does not support generic functions yet"));
-    }
     DYNVM_ASSIGN_OR_RETURN(vm::Function f, FunctionGen(*this, name).Run(fn));
     spec_.functions.push_back(std::move(f));
   }

@@ -9,12 +9,14 @@
 // calls, calls of globals, tuples and projections, if, constants, and closures (a
 // function literal becomes a function of its own, `<enclosing>$closure<i>`, taking the
 // values it captures before its parameters; the literal allocates a closure of them),
-// with calls of globals in tail position as tail calls (a loop written as recursion
-// runs in one frame). Each operator call allocates its outputs itself: with a static type, one
+// constructors (alloc_adt with the constructor's tag) and match (each clause's pattern
+// tested with get_tag/get_field in order, a fatal error when none matches), with calls
+// of globals in tail position as tail calls (a loop written as recursion runs in one
+// frame). Each operator call allocates its outputs itself: with a static type, one
 // storage of the exact size and a tensor of the static shape; otherwise the kernel's
 // shape function at run time (InvokeShapeFn), the byte count from the shape, then the
-// storage and the tensor. Every value gets its own register. ADTs, match and closures
-// that call themselves are Unimplemented errors naming the construct; memory planning, register reuse and
+// storage and the tensor. Every value gets its own register. Closures that call
+// themselves are an Unimplemented error; memory planning, register reuse and
 // shape lowering are passes still to come (docs/compiler.md).
 //
 // A function's signature comes from its parameters' and result's types: a dim that is
