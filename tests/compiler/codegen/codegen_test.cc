@@ -15,6 +15,7 @@
 #include "objects/adt.h"
 #include "objects/allocator.h"
 #include "serializer/api.h"
+#include "tests/compiler/list_prelude.h"
 #include "vm/bytecode.h"
 #include "vm/virtual_machine.h"
 
@@ -170,17 +171,7 @@ TEST(CodegenTest, ClosuresCaptureTensors) {
 
 // A List ADT with generic map, foldl, length and nth written in the text format, over
 // tensors; a match? that finds no clause is a fatal error with a message.
-constexpr std::string_view kListProgram = R"(
-  type List[A] {
-    Cons(A, List[A]),
-    Nil,
-  }
-  def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {
-    match (%l) {
-      Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)),
-      Nil => Nil,
-    }
-  }
+const std::string kListProgram = testing::WithListPrelude(R"(
   def @foldl[A, B](%f: fn (B, A) -> B, %acc: B, %l: List[A]) -> B {
     match (%l) {
       Cons(%h, %t) => @foldl(%f, %f(%acc, %h), %t),
@@ -204,7 +195,7 @@ constexpr std::string_view kListProgram = R"(
     let %sum = @foldl(fn (%a: Tensor[(n), float32], %b: Tensor[(n), float32]) { add(%a, %b) },
                       multiply(%x, 0f), %doubled);
     (@length(%l), @nth(%doubled, %k), %sum)
-  })";
+  })");
 
 NDArray Int64Scalar(int64_t v) {
   NDArray t = *NDArrayObj::Empty({}, DType::kI64, MakeNaiveAllocator());

@@ -7,6 +7,7 @@
 
 #include "compiler/frontend/relay_text/parser.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/list_prelude.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -63,17 +64,7 @@ TEST(TypeInferTest, IfJoinsItsBranches) {
 }
 
 TEST(TypeInferTest, ClosuresGenericsAdtsAndRecursion) {
-  absl::StatusOr<Module> mod = Infer(R"(
-    type List[A] {
-      Cons(A, List[A]),
-      Nil,
-    }
-    def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {
-      match (%l) {
-        Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)),
-        Nil => Nil,
-      }
-    }
+  absl::StatusOr<Module> mod = Infer(testing::WithListPrelude(R"(
     def @length[A](%l: List[A]) -> int64 {
       match (%l) {
         Cons(_, %t) => add(@length(%t), 1i64),
@@ -84,7 +75,7 @@ TEST(TypeInferTest, ClosuresGenericsAdtsAndRecursion) {
       let %double = fn (%a: Tensor[(n), float32]) { multiply(%a, 2f) };
       let %l = @map(%double, Cons(%x, Cons(%x, Nil)));
       (%l, @length(%l))
-    })");
+    })"));
   ASSERT_TRUE(mod.ok()) << mod.status();
   const Expr main = *mod->Function("main");
   EXPECT_EQ(TypeOf(main.body().var()), "fn (Tensor[(n), float32]) -> Tensor[(n), float32]");

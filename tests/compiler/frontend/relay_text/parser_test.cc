@@ -7,26 +7,15 @@
 #include <vector>
 
 #include "compiler/frontend/relay_text/printer.h"
+#include "tests/compiler/list_prelude.h"
 #include "gtest/gtest.h"
 #include "objects/allocator.h"
 
 namespace dynvm::compiler {
 namespace {
 
-constexpr std::string_view kProgram = R"(#[version = "0.0.5"]
 // A list, a generic map over it, and a main that uses both.
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-
-def @map[A, B](%f: fn (A) -> B, %l: List[A]) -> List[B] {
-  match (%l) {
-    Cons(%h, %t) => Cons(%f(%h), @map(%f, %t)),
-    Nil => Nil,
-  }
-}
-
+const std::string kProgram = "#[version = \"0.0.5\"]\n" + testing::WithListPrelude(R"(
 def @main(%x: Tensor[(n, 768), float32], %w: Tensor[(768, 768), float32],
           %c: bool) -> Tensor[(n, 768), float32] {
   %0 = nn.dense(%x, %w, units=768);  /* shared */
@@ -38,7 +27,7 @@ def @main(%x: Tensor[(n, 768), float32], %w: Tensor[(768, 768), float32],
     %s(%0)
   }
 }
-)";
+)");
 
 TEST(RelayParserTest, ParsesRelaySyntax) {
   absl::StatusOr<Module> mod = ParseModule(kProgram);
