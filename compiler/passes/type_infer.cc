@@ -9,11 +9,13 @@
 // the program determined it.
 #include "compiler/passes/type_infer.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -25,6 +27,17 @@ namespace {
 
 bool IsFresh(const Type& t) {
   return t.kind() == TypeKind::kVar && !t.name().empty() && t.name()[0] == '\'';
+}
+
+// Fresh dims, "'d<N>", stand for a callee's signature symbols at one call.
+bool IsFreshDim(const Dim& d) { return d.is_symbol() && d.symbol_name().starts_with('\''); }
+
+void CollectSymbols(const Type& t, absl::flat_hash_set<std::string>& out) {
+  for (const Dim& d : t.shape()) {
+    for (std::string& s : d.Symbols()) out.insert(std::move(s));
+  }
+  for (const Type& f : t.fields()) CollectSymbols(f, out);
+  if (t.kind() == TypeKind::kFunc) CollectSymbols(t.ret(), out);
 }
 
 bool HasFresh(const Type& t) {
@@ -43,6 +56,9 @@ class Inferer {
 
  private:
   Type Fresh() { return Type::Var(absl::StrCat("'t", next_fresh_++)); }
+  // `t` with the dims unification learned substituted (to a fixpoint: a learned dim may
+  // mention other fresh dims).
+  Type ResolveDims(Type t) const;
   Type Resolve(const Type& t) const;
   bool Occurs(const std::string& name, const Type& t) const;
   absl::Status Unify(const Type& expected, const Type& actual, std::string_view what);
@@ -75,15 +91,26 @@ class Inferer {
   std::string current_;
   int next_fresh_ = 0;
   absl::flat_hash_map<std::string, Type> subst_;
+  absl::flat_hash_map<std::string, Dim> dim_subst_;
+  int next_fresh_dim_ = 0;
   absl::flat_hash_map<uint64_t, Type> var_types_;
   absl::flat_hash_map<uintptr_t, Type> expr_types_;
   absl::flat_hash_map<std::string, Type> global_types_;
   absl::flat_hash_map<uintptr_t, Expr> rebuilt_;
 };
 
+Type Inferer::ResolveDims(Type t) const {
+  for (int i = 0; i < 64 && !dim_subst_.empty(); ++i) {
+    Type next = t.SubstituteDims(dim_subst_);
+    if (next == t) break;
+    t = std::move(next);
+  }
+  return t;
+}
+
 Type Inferer::Resolve(const Type& t) const {
   switch (t.kind()) {
-    case TypeKind::kTensor: return t;
+    case TypeKind::kTensor: return ResolveDims(t);
     case TypeKind::kVar: {
       const auto it = subst_.find(t.name());
       return it == subst_.end() ? t : Resolve(it->second);
@@ -126,7 +153,20 @@ absl::Status Inferer::Unify(const Type& expected, const Type& actual, std::strin
     case TypeKind::kTensor:
       if (a.dtype() != b.dtype() || a.rank() != b.rank()) return mismatch();
       for (int i = 0; i < a.rank(); ++i) {
-        if (!MayEqual(a.shape()[i], b.shape()[i])) return mismatch();
+        const Dim& x = a.shape()[i];
+        const Dim& y = b.shape()[i];
+        if (x == y) continue;
+        // A callee's signature symbol meets the caller's extent: bind it.
+        if (IsFreshDim(x) || IsFreshDim(y)) {
+          const Dim& fresh = IsFreshDim(x) ? x : y;
+          const Dim& other = IsFreshDim(x) ? y : x;
+          const std::vector<std::string> inside = other.Symbols();
+          if (std::find(inside.begin(), inside.end(), fresh.symbol_name()) == inside.end()) {
+            dim_subst_[std::string(fresh.symbol_name())] = other;
+            continue;
+          }
+        }
+        if (!MayEqual(x, y)) return mismatch();
       }
       return absl::OkStatus();
     case TypeKind::kVar: return a.name() == b.name() ? absl::OkStatus() : mismatch();
@@ -166,11 +206,18 @@ absl::StatusOr<Type> Inferer::Join(const Type& x, const Type& y, std::string_vie
 }
 
 Type Inferer::Instantiate(const Type& t) {
-  if (t.kind() != TypeKind::kFunc || t.type_params().empty()) return t;
+  if (t.kind() != TypeKind::kFunc) return t;
+  // The signature's symbols are the callee's own: fresh ones per use, which
+  // unification binds to the caller's extents.
+  absl::flat_hash_set<std::string> symbols;
+  CollectSymbols(t, symbols);
+  absl::flat_hash_map<std::string, Dim> renamed;
+  for (const std::string& s : symbols) renamed[s] = Dim::Symbol(absl::StrCat("'d", next_fresh_dim_++));
+  const Type fn = renamed.empty() ? t : t.SubstituteDims(renamed);
+  if (fn.type_params().empty()) return fn;
   std::vector<std::pair<std::string, Type>> fresh;
-  for (const std::string& param : t.type_params()) fresh.emplace_back(param, Fresh());
-  const Type inner = Type::Func(t.params(), t.ret());
-  return inner.SubstituteVars(fresh);
+  for (const std::string& param : fn.type_params()) fresh.emplace_back(param, Fresh());
+  return Type::Func(fn.params(), fn.ret()).SubstituteVars(fresh);
 }
 
 absl::StatusOr<Type> Inferer::Infer(const Expr& e) {
@@ -393,7 +440,15 @@ absl::Status Inferer::CheckPattern(const Pattern& p, const Type& t) {
 
 absl::StatusOr<Type> Inferer::Final(const Expr& e) {
   const bool is_var = e.is(ExprKind::kVar);
-  const Type t = Resolve(is_var ? var_types_.at(e.var_id()) : expr_types_.at(e.identity()));
+  Type t = Resolve(is_var ? var_types_.at(e.var_id()) : expr_types_.at(e.identity()));
+  // A callee's symbol no argument determined (one only in its result) is unknown here.
+  absl::flat_hash_set<std::string> symbols;
+  CollectSymbols(t, symbols);
+  absl::flat_hash_map<std::string, Dim> unknown;
+  for (const std::string& s : symbols) {
+    if (s.starts_with('\'')) unknown[s] = Dim::Any();
+  }
+  if (!unknown.empty()) t = t.SubstituteDims(unknown);
   if (HasFresh(t)) {
     return Error(absl::StrFormat("the type of %s is not determined (%s); annotate it",
                                  is_var ? absl::StrCat("%", e.name()) : "an expression", t.ToString()));

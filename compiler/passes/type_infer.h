@@ -13,13 +13,12 @@
 // unannotated parameters of fn literals and lets get fresh variables that their uses
 // determine, generic functions and constructors are instantiated afresh at each use,
 // and the branches of an if or a match are joined (a dim on which they disagree
-// becomes `?`). A def's parameters need annotations; a def that is called before its
+// becomes `?`). A def's symbolic dims are its own: at each call they are renamed and
+// bound to the caller's extents by unification, so `@double(%x)` with `@double` over
+// `Tensor[(n)]` and `%x: Tensor[(m + 1)]` has type `Tensor[(m + 1)]`; a symbol only
+// the result mentions becomes `?`. A def's parameters need annotations; a def that is called before its
 // body is inferred (recursion) needs a result type. Sharing is kept: a node used twice
 // is typed once, and the result has the same sharing.
-//
-// Not yet: the symbols of a def's signature are not renamed at each call, as its type
-// parameters are, so a caller and a callee that use one symbol name are taken to mean
-// one extent (the kernels still check every shape at run time).
 //
 // Errors are InvalidArgument naming the function and what did not fit:
 //   in @main: add: operands have dtypes float32 and int32, expected one dtype

@@ -42,6 +42,24 @@ TEST(TypeInferTest, SymbolicShapesThroughOperatorsAndLets) {
   EXPECT_EQ(TypeOf(result.tuple()), TypeOf(let_h.body().var()));
 }
 
+// A callee's symbols are bound to the caller's extents at each call.
+TEST(TypeInferTest, SignatureSymbolsAreInstantiatedPerCall) {
+  absl::StatusOr<Module> mod = Infer(R"(
+    def @twice(%v: Tensor[(n), float32]) -> Tensor[(n*2), float32] {
+      concatenate((%v, %v))
+    }
+    def @relabel(%v: Tensor[(n), float32]) -> Tensor[(k), float32] {
+      %v
+    }
+    def @main(%x: Tensor[(m + 1), float32], %y: Tensor[(n), float32]) {
+      (@twice(%x), @twice(%y), @twice(@twice(%y)), @relabel(%x))
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(TypeOf(mod->Function("main")->body()),
+            "(Tensor[(m*2 + 2), float32], Tensor[(n*2), float32], Tensor[(n*4), float32], "
+            "Tensor[(?), float32])");  // k: only @relabel's result says it
+}
+
 TEST(TypeInferTest, SharingIsKept) {
   absl::StatusOr<Module> mod = Infer(R"(
     def @main(%x: Tensor[(n, 4), float32]) {
