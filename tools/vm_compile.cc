@@ -1,15 +1,18 @@
 // vm_compile: compiles a model in Relay's text format into an executable file.
 //
 //   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ...]
-//              [--opt-level=0..3] [--dump-ir=PASS|all]
+//              [--opt-level=0..3] [--dump-ir=PASS|all] [--dot=main.dot]
 //
 // `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
 // the current directory). --dump-ir prints the module in the text format after the
-// named pass (parsed, typed, folded, cse, dce) or after every pass, to stdout. Every
+// named pass (parsed, typed, folded, cse, dce) or after every pass, to stdout; --dot
+// writes a Graphviz drawing of @main's dataflow as the last pass left it. Every
 // error is one message on stderr and exit code 1; a bad command line exits with 2.
 // See docs/cli.md.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/driver/compile.h"
+#include "compiler/driver/dot.h"
 #include "compiler/frontend/relay_text/parser.h"
 #include "compiler/frontend/relay_text/printer.h"
 #include "objects/allocator.h"
@@ -32,10 +36,10 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: vm_compile model.relay -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
-    "[--dump-ir=PASS|all]";
+    "[--dump-ir=PASS|all] [--dot=main.dot]";
 
 struct Args {
-  std::string input, output, dump_ir;
+  std::string input, output, dump_ir, dot;
   std::vector<std::string> constants;
   int opt_level = 2;
   bool help = false;
@@ -52,6 +56,8 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       args.output = argv[++i];
     } else if (arg.starts_with("--const=")) {
       args.constants.emplace_back(arg.substr(8));
+    } else if (arg.starts_with("--dot=")) {
+      args.dot = std::string(arg.substr(6));
     } else if (arg.starts_with("--dump-ir=")) {
       args.dump_ir = std::string(arg.substr(10));
     } else if (arg.starts_with("--opt-level=")) {
@@ -92,17 +98,23 @@ absl::Status Run(const Args& args) {
   DYNVM_ASSIGN_OR_RETURN(const compiler::Module module,
                          compiler::ParseModule(text, constants, args.input));
   compiler::CompileOptions options{.opt_level = args.opt_level};
-  if (!args.dump_ir.empty()) {
-    options.after_pass = [&](std::string_view pass, const compiler::Module& m) {
-      if (args.dump_ir != "all" && args.dump_ir != pass) return;
-      std::printf("// after %s\n%s\n", std::string(pass).c_str(),
-                  compiler::PrintModule(m).text.c_str());
-    };
-  }
+  std::optional<compiler::Module> last;  // what the last pass left, for --dot
+  options.after_pass = [&](std::string_view pass, const compiler::Module& m) {
+    if (!args.dot.empty()) last = m;
+    if (args.dump_ir.empty() || (args.dump_ir != "all" && args.dump_ir != pass)) return;
+    std::printf("// after %s\n%s\n", std::string(pass).c_str(), compiler::PrintModule(m).text.c_str());
+  };
   absl::StatusOr<vm::ExecutableSpec> spec = compiler::CompileModule(module, options);
   if (!spec.ok()) {
     return absl::Status(spec.status().code(),
                         absl::StrFormat("%s: %s", args.input, spec.status().message()));
+  }
+  if (!args.dot.empty()) {
+    absl::StatusOr<compiler::Expr> main = last->Function("main");
+    if (!main.ok()) return absl::InvalidArgumentError(absl::StrFormat("--dot: %s", main.status().message()));
+    std::ofstream dot(args.dot);
+    dot << compiler::DataflowDot(*main, "main");
+    if (!dot) return absl::PermissionDeniedError(absl::StrFormat("cannot write '%s'", args.dot));
   }
   return serializer::SaveExecutable(*spec, args.output);
 }

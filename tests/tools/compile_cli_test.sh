@@ -36,6 +36,13 @@ done
 [ "$(grep -c 'nn.dense' "$TMP/ir")" -eq 1 ] || fail "dce dump has $(grep -c nn.dense "$TMP/ir") dense calls"
 grep -q 'exp(' "$TMP/ir" && fail "dce dump still computes the unused exp"
 
+# The dataflow drawing: one dense box, the input tensor with its type.
+"$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --dot="$TMP/main.dot" \
+  || fail "--dot"
+grep -q 'digraph "main"' "$TMP/main.dot" || fail "--dot wrote $(cat "$TMP/main.dot")"
+grep -qF 'label="%x\nTensor[(n, 4), float32]"' "$TMP/main.dot" || fail "--dot lacks the input: $(cat "$TMP/main.dot")"
+[ "$(grep -c 'label="nn.dense' "$TMP/main.dot")" -eq 1 ] || fail "--dot after CSE has other than one dense"
+
 # Errors.
 "$VM_COMPILE" "$DATA/mlp.relay" > /dev/null 2> "$TMP/err"
 [ $? -eq 2 ] || fail "missing -o should exit 2"
