@@ -9,6 +9,7 @@
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_constant.h"
+#include "compiler/passes/simplify.h"
 #include "compiler/passes/type_infer.h"
 #include "vm/verifier.h"
 
@@ -24,6 +25,7 @@ struct Pass {
 constexpr Pass kPasses[] = {
     {"typed", 0, InferTypes},
     {"folded", 1, FoldConstants},
+    {"simplified", 2, SimplifyAlgebra},
     {"cse", 2, EliminateCommonSubexpressions},
     {"dce", 2, EliminateDeadCode},
 };

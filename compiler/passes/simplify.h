@@ -1,0 +1,27 @@
+// Algebraic simplification: rules that remove or merge operators without changing
+// values, each named where it applies.
+//
+//   [reshape-chain]      reshape(reshape(x, a), b) -> reshape(x, b) when b has only
+//                        positive extents and -1 (codes that do not read the input)
+//   [reshape-identity]   reshape(x, ...) -> x when both types are the same static shape
+//   [transpose-chain]    transpose(transpose(x, p), q) -> transpose(x, p[q]), or x when
+//                        that is the identity permutation
+//   [arith-identity]     add(x, 0), subtract(x, 0), multiply(x, 1), divide(x, 1) -> x
+//                        for a scalar constant, when x already has the result's type
+//
+// Requires: type inference (the rules that compare types skip untyped nodes); keeps
+// checked types and sharing.
+#ifndef DYNVM_COMPILER_PASSES_SIMPLIFY_H_
+#define DYNVM_COMPILER_PASSES_SIMPLIFY_H_
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+
+namespace dynvm::compiler {
+
+absl::StatusOr<Module> SimplifyAlgebra(const Module& module);
+absl::StatusOr<Expr> SimplifyAlgebra(const Expr& expr);
+
+}  // namespace dynvm::compiler
+
+#endif  // DYNVM_COMPILER_PASSES_SIMPLIFY_H_

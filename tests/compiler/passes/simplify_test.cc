@@ -1,0 +1,57 @@
+// Tests of algebraic simplification (compiler/passes/simplify.h): each rule on a typed
+// module, as before/after text of @main's body.
+#include "compiler/passes/simplify.h"
+
+#include <string>
+
+#include "compiler/frontend/relay_text/parser.h"
+#include "compiler/frontend/relay_text/printer.h"
+#include "compiler/passes/type_infer.h"
+#include "gtest/gtest.h"
+
+namespace dynvm::compiler {
+namespace {
+
+// @main(params) { body }, typed, simplified, and @main's body printed.
+std::string Simplify(std::string_view params, std::string_view body) {
+  absl::StatusOr<Module> mod =
+      ParseModule(absl::StrCat("def @main(", std::string(params), ") { ", std::string(body), " }"));
+  if (!mod.ok()) return std::string(mod.status().message());
+  absl::StatusOr<Module> typed = InferTypes(*mod);
+  if (!typed.ok()) return std::string(typed.status().message());
+  absl::StatusOr<Module> out = SimplifyAlgebra(*typed);
+  if (!out.ok()) return std::string(out.status().message());
+  std::vector<NDArray> constants;
+  return PrintExpr(out->Function("main")->body(), constants);
+}
+
+constexpr std::string_view kX = "%x: Tensor[(n, 12, 64), float32]";
+
+TEST(SimplifyTest, ReshapeChains) {
+  EXPECT_EQ(Simplify(kX, "reshape(reshape(%x, newshape=[0, -1]), newshape=[-1, 64])"),
+            "reshape(%x, newshape=[-1, 64])");
+  // An outer 0 reads the intermediate's extent: kept.
+  EXPECT_EQ(Simplify(kX, "reshape(reshape(%x, newshape=[0, -1]), newshape=[0, 12, 64])"),
+            "%0 = reshape(%x, newshape=[0, -1]);\nreshape(%0, newshape=[0, 12, 64])");
+  EXPECT_EQ(Simplify("%x: Tensor[(4, 6), float32]", "reshape(%x, newshape=[4, 6])"), "%x");
+}
+
+TEST(SimplifyTest, TransposeChains) {
+  EXPECT_EQ(Simplify(kX, "transpose(transpose(%x, axes=[1, 0, 2]), axes=[1, 0, 2])"), "%x");
+  // y = x.transpose(1, 2, 0), z = y.transpose(2, 0, 1): z[i] = x[p[q[i]]] = identity.
+  EXPECT_EQ(Simplify(kX, "transpose(transpose(%x, axes=[1, 2, 0]), axes=[2, 0, 1])"), "%x");
+  EXPECT_EQ(Simplify(kX, "transpose(transpose(%x, axes=[1, 0, 2]), axes=[0, 2, 1])"),
+            "transpose(%x, axes=[1, 2, 0])");
+}
+
+TEST(SimplifyTest, ArithmeticIdentities) {
+  EXPECT_EQ(Simplify(kX, "add(multiply(%x, 1f), 0f)"), "%x");
+  EXPECT_EQ(Simplify(kX, "multiply(1f, subtract(%x, 0f))"), "%x");
+  // Broadcasting changes the type: kept.
+  EXPECT_EQ(Simplify("%x: float32, %y: Tensor[(3), float32]", "add(%x, multiply(%y, 0f))"),
+            "%0 = multiply(%y, 0.0f);\nadd(%x, %0)");
+  EXPECT_EQ(Simplify(kX, "add(%x, 1f)"), "add(%x, 1.0f)");
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
