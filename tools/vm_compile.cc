@@ -5,7 +5,7 @@
 //
 // `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
 // the current directory). --dump-ir prints the module in the text format after the
-// named pass (parsed, typed, folded, simplified, cse, dce) or after every pass, to
+// named pass (parsed, typed, folded, simplified, cse, combined, dce) or after every pass, to
 // stdout; --dot
 // writes a Graphviz drawing of @main's dataflow as the last pass left it. Every
 // error is one message on stderr and exit code 1; a bad command line exits with 2.

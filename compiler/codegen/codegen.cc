@@ -171,7 +171,22 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(e));
       const Expr& callee = e.callee();
       if (callee.is(ExprKind::kOp)) {
-        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, {args.begin(), args.end()}));
+        // A tuple argument passes its fields (Relay's concatenate((%a, %b)) is the
+        // kernel's concatenate(a, b)).
+        std::vector<uint32_t> tensors;
+        for (size_t i = 0; i < args.size(); ++i) {
+          const Type& t = TypeOf(e.args()[i]);
+          if (t.kind() != TypeKind::kTuple) {
+            tensors.push_back(static_cast<uint32_t>(args[i]));
+            continue;
+          }
+          for (size_t f = 0; f < t.fields().size(); ++f) {
+            const uint32_t field = NewRegister();
+            Emit(Opcode::kGetField, {field, args[i], static_cast<int64_t>(f)});
+            tensors.push_back(field);
+          }
+        }
+        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, std::move(tensors)));
       } else if (callee.is(ExprKind::kGlobalVar)) {
         DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
         r = NewRegister();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/passes/combine_dense.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_constant.h"
@@ -15,6 +16,14 @@
 
 namespace dynvm::compiler {
 namespace {
+
+// Parallel dense layers combined, typed again (the new calls have no types yet), and
+// constant weights concatenated once.
+absl::StatusOr<Module> CombineDense(const Module& module) {
+  DYNVM_ASSIGN_OR_RETURN(const Module combined, CombineParallelDense(module));
+  DYNVM_ASSIGN_OR_RETURN(const Module typed, InferTypes(combined));
+  return FoldConstants(typed);
+}
 
 struct Pass {
   std::string_view name;
@@ -27,6 +36,7 @@ constexpr Pass kPasses[] = {
     {"folded", 1, FoldConstants},
     {"simplified", 2, SimplifyAlgebra},
     {"cse", 2, EliminateCommonSubexpressions},
+    {"combined", 2, CombineDense},  // after CSE: equal denses are one, not two parts
     {"dce", 2, EliminateDeadCode},
 };
 

@@ -6,8 +6,8 @@
 //   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, CompileModule(parsed, options));
 //
 // Passes, in order (docs/compiler.md): "typed" (type inference, always), "folded"
-// (constant folding, opt_level >= 1), "simplified", "cse" and "dce" (opt_level >= 2),
-// then code generation. The result is verified before it is returned.
+// (constant folding, opt_level >= 1), "simplified", "cse", "combined" (parallel dense
+// layers) and "dce" (>= 2), then code generation. The result is verified before it is returned.
 #ifndef DYNVM_COMPILER_DRIVER_COMPILE_H_
 #define DYNVM_COMPILER_DRIVER_COMPILE_H_
 

@@ -81,6 +81,41 @@ TEST(CodegenTest, MlpRunsAtEveryLength) {
   EXPECT_FALSE(machine.Invoke("main", {Value(Tensor({2, 5}, rng))}).ok());
 }
 
+// Q, K and V with constant weights are one GEMM after the pipeline (combined, weights
+// concatenated at compile time); the results are each projection's.
+TEST(CodegenTest, CombinedProjectionsComputeEachProjection) {
+  std::mt19937 rng(6);
+  const NDArray wq = Tensor({5, 4}, rng), wk = Tensor({3, 4}, rng), wv = Tensor({5, 4}, rng);
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(
+    def @main(%x: Tensor[(n, 4), float32]) {
+      (nn.dense(%x, meta[relay.Constant][0]), nn.dense(%x, meta[relay.Constant][1]),
+       nn.dense(%x, meta[relay.Constant][2]))
+    })", {wq, wk, wv});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  int dense_kernels = 0;
+  for (const vm::KernelEntry& k : (*exe)->spec().kernels) dense_kernels += k.name == "nn.dense";
+  EXPECT_EQ(dense_kernels, 1);
+  vm::VirtualMachine machine(*exe);
+  const NDArray x = Tensor({6, 4}, rng);
+  absl::StatusOr<Value> out = machine.Invoke("main", {Value(x)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const NDArray weights[] = {wq, wk, wv};
+  for (int p = 0; p < 3; ++p) {
+    const NDArrayObj& y = *out->As<ADTObj>()->fields()[p].As<NDArrayObj>();
+    const int64_t n = weights[p]->shape()[0];
+    ASSERT_EQ(y.shape(), (Shape{6, n}));
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 4; ++k) {
+          sum += double{x->data_as<float>()[i * 4 + k]} * weights[p]->data_as<float>()[j * 4 + k];
+        }
+        EXPECT_NEAR(y.data_as<float>()[i * n + j], sum, 1e-5) << p << ": " << i << ", " << j;
+      }
+    }
+  }
+}
+
 TEST(CodegenTest, IfTuplesAndCallsOfGlobals) {
   std::mt19937 rng(2);
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(

@@ -1,0 +1,151 @@
+// Two phases. Collect: a walk that knows its block (a function body, an if branch, a
+// match clause) groups the combinable nn.dense calls of each block by input node and
+// weight width. Replace: each group of two or more becomes one dense and a split, and
+// a bottom-up rewrite puts a projection of the split where each call was.
+#include "compiler/passes/combine_dense.h"
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/rewrite.h"
+
+namespace dynvm::compiler {
+namespace {
+
+class Combiner {
+ public:
+  absl::StatusOr<Expr> Run(const Expr& fn) {
+    Collect(fn.body(), NewBlock());
+    absl::flat_hash_map<uintptr_t, Expr> replacement;
+    for (auto& [key, calls] : groups_) {
+      std::vector<Expr> members;
+      for (const Expr& c : calls) {
+        if (!in_several_blocks_.contains(c.identity())) members.push_back(c);
+      }
+      if (members.size() < 2) continue;
+      Combine(members, replacement);
+    }
+    if (replacement.empty()) return fn;
+    return RewriteBottomUp(fn, [&](const Expr& e) -> absl::StatusOr<Expr> {
+      const auto it = replacement.find(e.identity());
+      return it == replacement.end() ? e : it->second;
+    });
+  }
+
+ private:
+  int NewBlock() { return next_block_++; }
+
+  // Weights and biases are combined only when they are constants: constant folding
+  // then concatenates them once, at compile time. Concatenating parameters would copy
+  // every weight on every call, as much traffic as the packing the combined GEMM saves.
+  static bool Available(const Expr& e) { return e.is(ExprKind::kConstant); }
+
+  void Consider(const Expr& call, int block) {
+    if (!call.is(ExprKind::kCall) || !call.callee().is(ExprKind::kOp) ||
+        call.callee().name() != "nn.dense" || !call.checked_type()) {
+      return;
+    }
+    const Expr& w = call.args()[1];
+    if (!w.checked_type() || !w.checked_type()->is_tensor() || w.checked_type()->rank() != 2 ||
+        !w.checked_type()->shape()[0].is_const() || !w.checked_type()->shape()[1].is_const()) {
+      return;
+    }
+    for (size_t i = 1; i < call.args().size(); ++i) {
+      if (!Available(call.args()[i])) return;
+    }
+    kernels::Attrs attrs = call.attrs();
+    attrs.erase("units");
+    std::string attrs_key;
+    for (const auto& [name, value] : attrs) absl::StrAppend(&attrs_key, name, "#", value.index(), ";");
+    const auto key = std::make_tuple(block, call.args()[0].identity(), call.args().size(),
+                                     w.checked_type()->shape()[1].const_value(),
+                                     static_cast<int>(w.checked_type()->dtype()), attrs_key);
+    const auto [seen, first] = block_of_.try_emplace(call.identity(), block);
+    if (!first) {
+      if (seen->second != block) in_several_blocks_.insert(call.identity());
+      return;
+    }
+    groups_[key].push_back(call);
+  }
+
+  void Collect(const Expr& e, int block) {
+    if (!visited_.insert({e.identity(), block}).second) return;
+    switch (e.kind()) {
+      case ExprKind::kLet: {
+        Expr cur = e;
+        for (; cur.is(ExprKind::kLet); cur = cur.body()) Collect(cur.operand(), block);
+        Collect(cur, block);
+        return;
+      }
+      case ExprKind::kCall:
+        Consider(e, block);
+        Collect(e.callee(), block);
+        for (const Expr& a : e.args()) Collect(a, block);
+        return;
+      case ExprKind::kTuple:
+        for (const Expr& f : e.fields()) Collect(f, block);
+        return;
+      case ExprKind::kTupleGetItem: Collect(e.tuple(), block); return;
+      case ExprKind::kIf:
+        Collect(e.cond(), block);
+        Collect(e.then_branch(), NewBlock());
+        Collect(e.else_branch(), NewBlock());
+        return;
+      case ExprKind::kFunction: Collect(e.body(), NewBlock()); return;
+      case ExprKind::kMatch:
+        Collect(e.data(), block);
+        for (const Clause& c : e.clauses()) Collect(c.body, NewBlock());
+        return;
+      default: return;
+    }
+  }
+
+  void Combine(const std::vector<Expr>& members, absl::flat_hash_map<uintptr_t, Expr>& replacement) {
+    const Expr& first = members[0];
+    std::vector<Expr> weights, biases;
+    std::vector<int64_t> split_points;
+    int64_t total = 0;
+    for (const Expr& m : members) {
+      weights.push_back(m.args()[1]);
+      if (m.args().size() == 3) biases.push_back(m.args()[2]);
+      if (total > 0) split_points.push_back(total);
+      total += m.args()[1].checked_type()->shape()[0].const_value();
+    }
+    const Expr concat = Expr::Op("concatenate");
+    std::vector<Expr> args = {first.args()[0],
+                              Expr::Call(concat, {Expr::Tuple(weights)}, {{"axis", int64_t{0}}})};
+    if (!biases.empty()) args.push_back(Expr::Call(concat, {Expr::Tuple(biases)}, {{"axis", int64_t{0}}}));
+    kernels::Attrs attrs = first.attrs();
+    attrs["units"] = total;
+    const Expr dense = Expr::Call(first.callee(), std::move(args), std::move(attrs));
+    const Expr parts = Expr::Call(Expr::Op("split"), {dense},
+                                  {{"indices_or_sections", split_points}, {"axis", int64_t{-1}}});
+    for (size_t i = 0; i < members.size(); ++i) {
+      replacement[members[i].identity()] = Expr::TupleGetItem(parts, static_cast<int>(i));
+    }
+  }
+
+  int next_block_ = 0;
+  absl::flat_hash_set<std::pair<uintptr_t, int>> visited_;
+  absl::flat_hash_map<uintptr_t, int> block_of_;
+  absl::flat_hash_set<uintptr_t> in_several_blocks_;
+  std::map<std::tuple<int, uintptr_t, size_t, int64_t, int, std::string>, std::vector<Expr>> groups_;
+};
+
+}  // namespace
+
+absl::StatusOr<Expr> CombineParallelDense(const Expr& function) {
+  if (!function.is(ExprKind::kFunction)) return function;
+  return Combiner().Run(function);
+}
+
+absl::StatusOr<Module> CombineParallelDense(const Module& module) {
+  return module.MapFunctions([](const Expr& fn) { return CombineParallelDense(fn); });
+}
+
+}  // namespace dynvm::compiler

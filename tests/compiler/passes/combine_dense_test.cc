@@ -1,0 +1,69 @@
+// Tests of combining parallel dense layers (compiler/passes/combine_dense.h) on typed
+// modules: Q/K/V become one dense and a split; what must not combine does not.
+#include "compiler/passes/combine_dense.h"
+
+#include <string>
+
+#include "compiler/frontend/relay_text/parser.h"
+#include "compiler/frontend/relay_text/printer.h"
+#include "compiler/passes/type_infer.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler {
+namespace {
+
+// Three weights, [64, 64], [32, 64] and [64, 64], as meta constants 0, 1, 2.
+std::vector<NDArray> Weights() {
+  std::vector<NDArray> w;
+  for (int64_t rows : {64, 32, 64}) {
+    w.push_back(*NDArrayObj::Empty({rows, 64}, DType::kF32, MakeNaiveAllocator()));
+  }
+  return w;
+}
+
+std::string Combine(std::string_view text) {
+  absl::StatusOr<Module> mod = ParseModule(text, Weights());
+  if (!mod.ok()) return std::string(mod.status().message());
+  absl::StatusOr<Module> typed = InferTypes(*mod);
+  if (!typed.ok()) return std::string(typed.status().message());
+  absl::StatusOr<Module> combined = CombineParallelDense(*typed);
+  if (!combined.ok()) return std::string(combined.status().message());
+  absl::StatusOr<Module> retyped = InferTypes(*combined);
+  if (!retyped.ok()) return std::string(retyped.status().message());
+  std::vector<NDArray> constants;
+  return PrintExpr(retyped->Function("main")->body(), constants);
+}
+
+constexpr char kParams[] = "%x: Tensor[(n, 64), float32]";
+
+TEST(CombineDenseTest, QkvBecomeOneDense) {
+  EXPECT_EQ(Combine(absl::StrCat("def @main(", kParams, ") {\n"
+                                 "  (nn.dense(%x, meta[relay.Constant][0]), nn.dense(%x, meta[relay.Constant][1]),\n"
+                                 "   nn.dense(%x, meta[relay.Constant][2]))\n"
+                                 "}")),
+            "%0 = concatenate((meta[relay.Constant][0], meta[relay.Constant][1], meta[relay.Constant][2]), axis=0);\n"
+            "%1 = nn.dense(%x, %0, units=160);\n"
+            "%2 = split(%1, axis=-1, indices_or_sections=[64, 96]);\n"
+            "(%2.0, %2.1, %2.2)");
+}
+
+TEST(CombineDenseTest, WhatMustNotCombine) {
+  // Different inputs; different attributes; a weight that is not a constant.
+  const std::string kept = absl::StrCat(
+      "def @main(", kParams, ", %y: Tensor[(n, 64), float32], %wp: Tensor[(64, 64), float32]) {\n"
+      "  (nn.dense(%x, meta[relay.Constant][0]), nn.dense(%y, meta[relay.Constant][1]),\n"
+      "   nn.dense(%x, meta[relay.Constant][2], activation=\"relu\"), nn.dense(%x, %wp))\n"
+      "}");
+  EXPECT_EQ(Combine(kept).find("concatenate"), std::string::npos) << Combine(kept);
+  // Calls in the two branches of an if.
+  const std::string branches = absl::StrCat(
+      "def @main(", kParams, ", %c: bool) {\n"
+      "  if (%c) { nn.dense(%x, meta[relay.Constant][0]) } else { nn.dense(%x, meta[relay.Constant][2]) }\n"
+      "}");
+  EXPECT_EQ(Combine(branches).find("concatenate"), std::string::npos) << Combine(branches);
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
