@@ -385,17 +385,7 @@ TEST(FloatEdgeTest, MaximumAndMinimumPropagateNan) {
 
 using LD = long double;
 
-// Element i of `t`, exactly (i64 included).
-LD Load(const NDArrayObj& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kI64:
-      return static_cast<LD>(t.data_as<int64_t>()[i]);
-    case DType::kF64:
-      return t.data_as<double>()[i];
-    default:
-      return testing::ElementAsDouble(t, i);
-  }
-}
+using testing::ElementExact;
 
 // Integer remainders by definition, in 128 bits: x % 0 == 0, the sign of a (mod) or of b
 // (floor_mod).
@@ -461,10 +451,10 @@ void CheckOp(std::string_view op, DType dtype, std::mt19937& rng) {
     ASSERT_EQ(std::vector<int64_t>(z.shape().begin(), z.shape().end()), c.out);
     std::vector<int64_t> index(c.out.size(), 0);
     for (int64_t i = 0; i < z.num_elements(); ++i) {
-      const LD x = Load(*a, OperandIndex(c.a, index));
-      const LD y = Load(*b, OperandIndex(c.b, index));
+      const LD x = ElementExact(*a, OperandIndex(c.a, index));
+      const LD y = ElementExact(*b, OperandIndex(c.b, index));
       const LD want = RefOp(op, x, y, dtype);
-      const LD got = Load(z, i);
+      const LD got = ElementExact(z, i);
       if (op == "power" && std::isfinite(want)) {
         const LD eps = dtype == DType::kF32 ? 0x1p-23L : 0x1p-52L;
         ASSERT_LE(std::fabs(got - want), 2 * eps * std::fabs(want) + 1e-300L) << x << " ** " << y;

@@ -27,7 +27,7 @@
 namespace dynvm::kernels {
 namespace {
 
-using ::dynvm::kernels::testing::ElementAsDouble;
+using ::dynvm::kernels::testing::ElementExact;
 using ::dynvm::kernels::testing::RunKernel;
 
 using LD = long double;
@@ -52,18 +52,6 @@ std::pair<LD, LD> IntRange(DType d) {
       return {-9223372036854775808.0L, 9223372036854775807.0L};
     default:
       return {0.0L, 255.0L};  // u8
-  }
-}
-
-// Element i of `t`, exactly.
-LD Load(const NDArrayObj& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kI64:
-      return static_cast<LD>(t.data_as<int64_t>()[i]);
-    case DType::kF64:
-      return t.data_as<double>()[i];
-    default:
-      return ElementAsDouble(t, i);  // exact for the others
   }
 }
 
@@ -240,9 +228,9 @@ TEST(CastTest, EveryPairOfDTypes) {
       const NDArrayObj& out = *(*y)[0];
       ASSERT_EQ(out.shape(), x->shape());
       for (int64_t i = 0; i < x->num_elements(); ++i) {
-        const LD v = Load(*x, i);
+        const LD v = ElementExact(*x, i);
         const LD want = Expected(v, from, to);
-        const LD got = Load(out, i);
+        const LD got = ElementExact(out, i);
         if (std::isnan(want)) {
           ASSERT_TRUE(std::isnan(got)) << "value " << static_cast<double>(v) << " -> " << got;
         } else {

@@ -126,6 +126,11 @@ NDArray RandomTensor(std::vector<int64_t> shape, DType dtype, std::mt19937& rng,
   return t;
 }
 
+long double ElementExact(const NDArrayObj& t, int64_t i) {
+  if (t.dtype() == DType::kI64) return static_cast<long double>(t.data_as<int64_t>()[i]);
+  return ElementAsDouble(t, i);  // exact for every other dtype
+}
+
 double ElementAsDouble(const NDArrayObj& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kF32: return t.data_as<float>()[i];

@@ -31,6 +31,8 @@ NDArray RandomTensor(std::vector<int64_t> shape, DType dtype, std::mt19937& rng,
 
 // Element i of `t` as a double, whatever its dtype (f16/bf16 included).
 double ElementAsDouble(const NDArrayObj& t, int64_t i);
+// Element i of `t` exactly, i64 included (a long double holds every int64 and double).
+long double ElementExact(const NDArrayObj& t, int64_t i);
 
 // Binds `name` from the default registry with `attrs`, computes the output shapes
 // with its shape function, allocates outputs of `output_dtypes` (default: the first
