@@ -1,9 +1,9 @@
-// Code is first a list of unpacked instructions with jump targets as instruction
-// indices; once a function is complete, targets become word offsets (every
-// instruction's length is fixed by its operands, not by the offsets) and the list is
-// encoded.
+// A function's code is first a FunctionCode, unpacked instructions with jump targets as
+// instruction indices and a register per value; memory planning and register
+// allocation rewrite it, and it is encoded last.
 #include "compiler/codegen/codegen.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/function_code.h"
+#include "compiler/codegen/memory_plan.h"
+#include "compiler/codegen/register_alloc.h"
 #include "compiler/ir/free_vars.h"
 #include "objects/string_object.h"
 #include "vm/bytecode.h"
@@ -38,15 +41,32 @@ vm::ValueSpec SpecOf(std::string name, const Type& t) {
 
 class ModuleGen;
 
+// A closure's own variable, when the closure is bound by a let and calls itself:
+// `let %f = fn (...) { ... %f(...) ... }`. Its code calls itself directly.
+struct SelfReference {
+  uintptr_t var = 0;          // identity of %f; 0 for none
+  uint32_t function = 0;      // the closure code's function index
+  uint32_t num_captured = 0;  // its captured values: registers 0..num_captured-1
+};
+
 class FunctionGen {
  public:
-  FunctionGen(ModuleGen& module, std::string name) : module_(module), name_(std::move(name)) {}
+  FunctionGen(ModuleGen& module, std::string name, SelfReference self = {})
+      : module_(module), name_(std::move(name)), self_(self) {}
 
   // The function `fn`; for a closure's code, `captured` are its free variables, which
   // arrive before the parameters (the VM passes a closure's captured values first).
   absl::StatusOr<vm::Function> Run(const Expr& fn, const std::vector<Expr>& captured = {});
 
  private:
+  // What is in registers at a point of the code. A branch starts from the state before
+  // it and leaves it as it was: the other branch and the code after must not find values
+  // in registers that were never written on their path.
+  struct Bound {
+    absl::flat_hash_map<uintptr_t, uint32_t> values;
+    absl::flat_hash_map<std::string, uint32_t> dims;  // Dim::ToString() -> its value
+  };
+
   uint32_t NewRegister() { return next_register_++; }
   void Emit(Opcode op, std::vector<int64_t> operands, std::vector<int64_t> list = {}) {
     code_.push_back({op, std::move(operands), std::move(list)});
@@ -59,6 +79,8 @@ class FunctionGen {
 
   absl::StatusOr<uint32_t> Gen(const Expr& e);
   absl::StatusOr<uint32_t> GenLetChain(const Expr& e);
+  // The lets at the head of `e`, each value in a register; returns what follows them.
+  absl::StatusOr<Expr> GenLets(const Expr& e);
   // Code that returns the value of `e` from the function: a call of a global in tail
   // position becomes tail_invoke (the frame is reused, so recursion that expresses a
   // loop runs in constant space), an if returns from each branch, anything else is
@@ -69,7 +91,24 @@ class FunctionGen {
   absl::StatusOr<uint32_t> GenIf(const Expr& e);
   // A function literal: its code as a function of its own, and a closure of the values
   // it captures.
-  absl::StatusOr<uint32_t> GenClosure(const Expr& fn);
+  absl::StatusOr<uint32_t> GenClosure(const Expr& fn, const Expr* bound_to = nullptr);
+  // The value of a let-bound closure's own variable inside its code: a closure of the
+  // same code and captured values.
+  uint32_t GenSelfClosure();
+  // A call of the closure's own variable: a direct (tail) call of its code.
+  bool IsSelfCall(const Expr& e) const {
+    return self_.var != 0 && e.is(ExprKind::kCall) && e.callee().is(ExprKind::kVar) &&
+           e.callee().identity() == self_.var;
+  }
+  absl::StatusOr<std::vector<int64_t>> GenSelfCallArgs(const Expr& call);
+  // Binds the symbols in the dims of tensor type `t` to the extents of the tensor in
+  // `reg` (a parameter's or captured value's), for shape lowering.
+  void BindSymbols(const Type& t, uint32_t reg);
+  // The register holding the value of `d`, computed from the bound symbols with integer
+  // instructions (each distinct expression once per path); nullopt for `?` or a symbol
+  // this function has no value of.
+  std::optional<uint32_t> LowerDim(const Dim& d);
+  uint32_t LoadInt(int64_t value) { return *LowerDim(Dim(value)); }
   // match: the clauses in order, each a test of its pattern that jumps to the next
   // clause on failure; no clause matching is a fatal error. In tail position each body
   // returns, else each moves its value to one register and jumps past the rest.
@@ -79,22 +118,26 @@ class FunctionGen {
   void GenPatternTest(const Pattern& p, uint32_t reg, std::vector<size_t>& fails);
   // Allocates a tensor of type `t` (static) in a fresh register.
   uint32_t AllocStatic(const Type& t);
+  // Allocates a tensor of type `t`, whose dims are computed by LowerDim; nullopt if
+  // some dim cannot be.
+  std::optional<uint32_t> AllocSymbolic(const Type& t);
   // Allocates a tensor of dtype `dtype` and the shape in register `shape`.
   uint32_t AllocDynamic(DType dtype, int rank, uint32_t shape);
-  absl::StatusOr<std::vector<uint32_t>> Encode();
 
   ModuleGen& module_;
   std::string name_;
+  SelfReference self_;
   uint32_t next_register_ = 0;
   std::vector<Instruction> code_;
-  // For each If and Goto, the instruction indices its offsets must reach.
+  // For each If and Goto, the instruction indices its jump operands must hold.
   std::vector<std::pair<size_t, std::vector<size_t>>> jumps_;
-  absl::flat_hash_map<uintptr_t, uint32_t> registers_;  // values already in a register
+  Bound bound_;
+  absl::flat_hash_map<uintptr_t, uint32_t>& registers_ = bound_.values;
 };
 
 class ModuleGen {
  public:
-  explicit ModuleGen(const Module& module) : module_(module) {}
+  ModuleGen(const Module& module, const CodegenOptions& options) : module_(module), options_(options) {}
 
   absl::StatusOr<vm::ExecutableSpec> Run();
   absl::StatusOr<uint32_t> FunctionIndex(std::string_view name) const {
@@ -114,8 +157,21 @@ class ModuleGen {
   }
   // Generates a function literal's code as a new function (after the module's own) and
   // returns its index.
+  // `bound_to` is the variable a let binds the closure to, for a closure calling itself.
   absl::StatusOr<uint32_t> AddClosureCode(const std::string& enclosing, const Expr& fn,
-                                          const std::vector<Expr>& captured);
+                                          const std::vector<Expr>& captured, const Expr* bound_to);
+  // The bytecode passes, then the encoding.
+  absl::StatusOr<std::vector<uint32_t>> Finish(FunctionCode& code) {
+    if (options_.plan_memory) stats_.memory += PlanMemory(code);
+    stats_.registers_before += code.num_registers;
+    if (options_.allocate_registers) {
+      RemoveDeadCode(code);
+      AllocateRegisters(code);
+    }
+    stats_.registers_after += code.num_registers;
+    return Encode(code);
+  }
+  const CodegenStats& stats() const { return stats_; }
   uint32_t StringConstant(const std::string& text) {
     spec_.constants.push_back(Value(MakeObject<StringObj>(text)));
     return static_cast<uint32_t>(spec_.constants.size() - 1);
@@ -128,6 +184,8 @@ class ModuleGen {
 
  private:
   const Module& module_;
+  const CodegenOptions& options_;
+  CodegenStats stats_;
   vm::ExecutableSpec spec_;
   std::vector<vm::Function> closures_;  // placed after the module's functions
   absl::flat_hash_map<std::string, uint32_t> function_index_;
@@ -137,19 +195,87 @@ class ModuleGen {
 absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<Expr>& captured) {
   vm::Function out;
   out.name = name_;
-  for (const Expr& v : captured) {
-    registers_[v.identity()] = NewRegister();
-    out.params.push_back(SpecOf(v.name(), TypeOf(v)));
-  }
-  for (const Expr& p : fn.params()) {
+  std::vector<Expr> params = captured;
+  params.insert(params.end(), fn.params().begin(), fn.params().end());
+  for (const Expr& p : params) {
     registers_[p.identity()] = NewRegister();
     out.params.push_back(SpecOf(p.name(), TypeOf(p)));
   }
+  for (const Expr& p : params) BindSymbols(TypeOf(p), registers_[p.identity()]);
   DYNVM_RETURN_IF_ERROR(GenTail(fn.body()));
   out.results.push_back(SpecOf("", TypeOf(fn.body())));
-  DYNVM_ASSIGN_OR_RETURN(out.code, Encode());
-  out.num_registers = next_register_;
+  for (const auto& [at, targets] : jumps_) {
+    const size_t first = code_[at].op == Opcode::kIf ? 1 : 0;
+    for (size_t i = 0; i < targets.size(); ++i) code_[at].operands[first + i] = static_cast<int64_t>(targets[i]);
+  }
+  FunctionCode code{std::move(code_), static_cast<uint32_t>(params.size()), next_register_};
+  DYNVM_ASSIGN_OR_RETURN(out.code, module_.Finish(code));
+  out.num_registers = code.num_registers;
   return out;
+}
+
+void FunctionGen::BindSymbols(const Type& t, uint32_t reg) {
+  if (!t.is_tensor()) return;
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    const Dim& d = t.shape()[i];
+    if (!d.is_symbol() || bound_.dims.contains(d.ToString())) continue;
+    const uint32_t r = NewRegister();
+    Emit(Opcode::kDim, {r, reg, static_cast<int64_t>(i)});
+    bound_.dims[d.ToString()] = r;
+  }
+}
+
+std::optional<uint32_t> FunctionGen::LowerDim(const Dim& d) {
+  if (const auto it = bound_.dims.find(d.ToString()); it != bound_.dims.end()) return it->second;
+  const auto binary = [&](Opcode op) -> std::optional<uint32_t> {
+    const auto [lhs, rhs] = d.operands();
+    const std::optional<uint32_t> a = LowerDim(lhs), b = a ? LowerDim(rhs) : std::nullopt;
+    if (!b) return std::nullopt;
+    const uint32_t r = NewRegister();
+    Emit(op, {r, *a, *b});
+    return r;
+  };
+  std::optional<uint32_t> r;
+  switch (d.form()) {
+    case Dim::Form::kConstant:
+      r = NewRegister();
+      Emit(Opcode::kLoadConsti, {*r, d.const_value()});
+      break;
+    case Dim::Form::kSymbol:
+    case Dim::Form::kAny: return std::nullopt;  // a symbol bound here is found above
+    case Dim::Form::kLinear: {
+      // constant + Σ coefficient · term, the constant last so `n + 1` reads as written.
+      for (const auto& [term, coefficient] : d.linear_terms()) {
+        std::optional<uint32_t> t = LowerDim(term);
+        if (!t) return std::nullopt;
+        if (coefficient != 1) {
+          const uint32_t c = LoadInt(coefficient), product = NewRegister();
+          Emit(Opcode::kMulI, {product, *t, c});
+          t = product;
+        }
+        if (r) {
+          const uint32_t sum = NewRegister();
+          Emit(Opcode::kAddI, {sum, *r, *t});
+          t = sum;
+        }
+        r = t;
+      }
+      if (d.linear_constant() != 0) {
+        const uint32_t c = LoadInt(d.linear_constant()), sum = NewRegister();
+        Emit(Opcode::kAddI, {sum, *r, c});
+        r = sum;
+      }
+      break;
+    }
+    case Dim::Form::kAdd: r = binary(Opcode::kAddI); break;
+    case Dim::Form::kMul: r = binary(Opcode::kMulI); break;
+    case Dim::Form::kFloorDiv: r = binary(Opcode::kDivI); break;
+    case Dim::Form::kFloorMod: r = binary(Opcode::kModI); break;
+    case Dim::Form::kMin: r = binary(Opcode::kMinI); break;
+    case Dim::Form::kMax: r = binary(Opcode::kMaxI); break;
+  }
+  if (r) bound_.dims[d.ToString()] = *r;
+  return r;
 }
 
 absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
@@ -162,12 +288,22 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
   uint32_t r = 0;
   switch (e.kind()) {
     case ExprKind::kVar:
-      return absl::InternalError(absl::StrCat("in @", name_, ": unbound variable %", e.name()));
+      if (e.identity() != self_.var) {
+        return absl::InternalError(absl::StrCat("in @", name_, ": unbound variable %", e.name()));
+      }
+      r = GenSelfClosure();
+      break;
     case ExprKind::kConstant:
       r = NewRegister();
       Emit(Opcode::kLoadConst, {r, module_.Constant(e.value())});
       break;
     case ExprKind::kCall: {
+      if (IsSelfCall(e)) {
+        DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenSelfCallArgs(e));
+        r = NewRegister();
+        Emit(Opcode::kInvoke, {r, self_.function}, std::move(args));
+        break;
+      }
       DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(e));
       const Expr& callee = e.callee();
       if (callee.is(ExprKind::kOp)) {
@@ -249,11 +385,28 @@ absl::StatusOr<std::vector<int64_t>> FunctionGen::GenArgs(const Expr& call) {
   return args;
 }
 
+absl::StatusOr<std::vector<int64_t>> FunctionGen::GenSelfCallArgs(const Expr& call) {
+  std::vector<int64_t> args;
+  for (uint32_t i = 0; i < self_.num_captured; ++i) args.push_back(i);
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> rest, GenArgs(call));
+  args.insert(args.end(), rest.begin(), rest.end());
+  return args;
+}
+
+uint32_t FunctionGen::GenSelfClosure() {
+  std::vector<int64_t> captured;
+  for (uint32_t i = 0; i < self_.num_captured; ++i) captured.push_back(i);
+  const uint32_t r = NewRegister();
+  Emit(Opcode::kAllocClosure, {r, self_.function}, std::move(captured));
+  return r;
+}
+
 absl::Status FunctionGen::GenTail(const Expr& e) {
-  Expr cur = e;
-  for (; cur.is(ExprKind::kLet); cur = cur.body()) {
-    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(cur.operand()));
-    registers_[cur.var().identity()] = value;
+  DYNVM_ASSIGN_OR_RETURN(const Expr cur, GenLets(e));
+  if (IsSelfCall(cur) && !registers_.contains(cur.identity())) {
+    DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenSelfCallArgs(cur));
+    Emit(Opcode::kTailInvoke, {self_.function}, std::move(args));
+    return absl::OkStatus();
   }
   if (cur.is(ExprKind::kCall) && cur.callee().is(ExprKind::kGlobalVar) &&
       !registers_.contains(cur.identity())) {
@@ -269,13 +422,13 @@ absl::Status FunctionGen::GenTail(const Expr& e) {
     DYNVM_ASSIGN_OR_RETURN(const uint32_t cond, Gen(cur.cond()));
     const size_t branch = code_.size();
     Emit(Opcode::kIf, {cond, 0, 0});
-    const auto saved = registers_;
+    const Bound saved = bound_;
     const size_t then_start = code_.size();
     DYNVM_RETURN_IF_ERROR(GenTail(cur.then_branch()));
-    registers_ = saved;
+    bound_ = saved;
     const size_t else_start = code_.size();
     DYNVM_RETURN_IF_ERROR(GenTail(cur.else_branch()));
-    registers_ = saved;
+    bound_ = saved;
     jumps_.push_back({branch, {then_start, else_start}});
     return absl::OkStatus();
   }
@@ -284,13 +437,25 @@ absl::Status FunctionGen::GenTail(const Expr& e) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint32_t> FunctionGen::GenLetChain(const Expr& e) {
+absl::StatusOr<Expr> FunctionGen::GenLets(const Expr& e) {
   Expr cur = e;
   for (; cur.is(ExprKind::kLet); cur = cur.body()) {
-    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(cur.operand()));
-    registers_[cur.var().identity()] = value;
+    const Expr& value = cur.operand();
+    uint32_t r = 0;
+    if (value.is(ExprKind::kFunction) && !registers_.contains(value.identity())) {
+      DYNVM_ASSIGN_OR_RETURN(r, GenClosure(value, &cur.var()));
+      registers_[value.identity()] = r;
+    } else {
+      DYNVM_ASSIGN_OR_RETURN(r, Gen(value));
+    }
+    registers_[cur.var().identity()] = r;
   }
-  return Gen(cur);
+  return cur;
+}
+
+absl::StatusOr<uint32_t> FunctionGen::GenLetChain(const Expr& e) {
+  DYNVM_ASSIGN_OR_RETURN(const Expr body, GenLets(e));
+  return Gen(body);
 }
 
 uint32_t FunctionGen::AllocStatic(const Type& t) {
@@ -300,10 +465,34 @@ uint32_t FunctionGen::AllocStatic(const Type& t) {
     elements *= d.const_value();
     shape.push_back(d.const_value());
   }
-  const uint32_t bytes = NewRegister(), storage = NewRegister(), tensor = NewRegister();
-  Emit(Opcode::kLoadConsti, {bytes, elements * static_cast<int64_t>(DTypeSize(t.dtype()))});
+  const uint32_t bytes = LoadInt(elements * static_cast<int64_t>(DTypeSize(t.dtype())));
+  const uint32_t storage = NewRegister(), tensor = NewRegister();
   Emit(Opcode::kAllocStorage, {storage, bytes});
   Emit(Opcode::kAllocTensor, {tensor, storage, 0, static_cast<int64_t>(t.dtype())}, std::move(shape));
+  return tensor;
+}
+
+std::optional<uint32_t> FunctionGen::AllocSymbolic(const Type& t) {
+  Dim bytes(static_cast<int64_t>(DTypeSize(t.dtype())));
+  std::vector<int64_t> dims;
+  std::string key = "shape";
+  for (const Dim& d : t.shape()) {
+    const std::optional<uint32_t> r = LowerDim(d);
+    if (!r) return std::nullopt;
+    dims.push_back(*r);
+    bytes = bytes * d;
+    absl::StrAppend(&key, " ", d.ToString());
+  }
+  const std::optional<uint32_t> size = LowerDim(bytes);
+  if (!size) return std::nullopt;
+  auto [it, inserted] = bound_.dims.try_emplace(key, 0);
+  if (inserted) {
+    it->second = NewRegister();
+    Emit(Opcode::kMakeShape, {it->second}, std::move(dims));
+  }
+  const uint32_t storage = NewRegister(), tensor = NewRegister();
+  Emit(Opcode::kAllocStorage, {storage, *size});
+  Emit(Opcode::kAllocTensorReg, {tensor, storage, LoadInt(0), static_cast<int64_t>(t.dtype()), it->second});
   return tensor;
 }
 
@@ -335,9 +524,26 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   const bool all_static = std::all_of(outputs.begin(), outputs.end(), [](const Type& t) {
     return std::all_of(t.shape().begin(), t.shape().end(), [](const Dim& d) { return d.is_const(); });
   });
+  // Shape lowering: dims over symbols this function has values of are computed in
+  // place; `?` needs the kernel's shape function.
+  const auto computable = [&](const Dim& d) {
+    if (d.is_any()) return false;
+    const std::vector<std::string> symbols = d.Symbols();
+    return std::all_of(symbols.begin(), symbols.end(),
+                       [&](const std::string& name) { return bound_.dims.contains(name); });
+  };
+  const bool all_symbolic = std::all_of(outputs.begin(), outputs.end(), [&](const Type& t) {
+    return std::all_of(t.shape().begin(), t.shape().end(), computable);
+  });
   std::vector<uint32_t> results;
   if (all_static) {
     for (const Type& t : outputs) results.push_back(AllocStatic(t));
+  } else if (all_symbolic) {
+    for (const Type& t : outputs) {
+      const std::optional<uint32_t> tensor = AllocSymbolic(t);
+      if (!tensor) return absl::InternalError(absl::StrCat("in @", name_, ": cannot compute the shape ", t.ToString()));
+      results.push_back(*tensor);
+    }
   } else {
     std::vector<int64_t> list(args.begin(), args.end());
     std::vector<uint32_t> shapes;
@@ -359,19 +565,20 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   return tuple;
 }
 
-absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn) {
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<Expr> captured, FreeVars(fn));
+absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn, const Expr* bound_to) {
+  DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> captured, FreeVars(fn));
+  if (bound_to != nullptr) {
+    std::erase_if(captured, [&](const Expr& v) { return v.identity() == bound_to->identity(); });
+  }
   std::vector<int64_t> values;
   for (const Expr& v : captured) {
-    const auto it = registers_.find(v.identity());
-    if (it == registers_.end()) {
-      // Only a let-bound closure that calls itself reaches here: its variable is not
-      // bound until the closure exists.
-      return Unsupported(absl::StrCat("recursive closures (%", v.name(), ")"));
+    if (!registers_.contains(v.identity()) && v.identity() != self_.var) {
+      return Unsupported(absl::StrCat("a closure that captures %", v.name(), " before it is bound"));
     }
-    values.push_back(it->second);
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(v));
+    values.push_back(value);
   }
-  DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.AddClosureCode(name_, fn, captured));
+  DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.AddClosureCode(name_, fn, captured, bound_to));
   const uint32_t r = NewRegister();
   Emit(Opcode::kAllocClosure, {r, index}, std::move(values));
   return r;
@@ -405,7 +612,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenMatch(const Expr& e, bool tail) {
   const uint32_t result = tail ? 0 : NewRegister();
   std::vector<size_t> exits;  // the gotos past the match
   for (const Clause& clause : e.clauses()) {
-    const auto saved = registers_;
+    const Bound saved = bound_;
     std::vector<size_t> fails;
     GenPatternTest(clause.pattern, data, fails);
     if (tail) {
@@ -416,7 +623,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenMatch(const Expr& e, bool tail) {
       exits.push_back(code_.size());
       Emit(Opcode::kGoto, {0});
     }
-    registers_ = saved;
+    bound_ = saved;
     for (size_t at : fails) jumps_.push_back({at, {at + 1, code_.size()}});
   }
   Emit(Opcode::kFatal, {module_.StringConstant(absl::StrCat(
@@ -437,53 +644,32 @@ absl::StatusOr<uint32_t> FunctionGen::GenIf(const Expr& e) {
   Emit(Opcode::kIf, {cond, 0, 0});
   // Values computed in a branch stay in it: the other branch and the code after the if
   // must not find them in a register that was never written on their path.
-  const auto saved = registers_;
+  const Bound saved = bound_;
   const size_t then_start = code_.size();
   DYNVM_ASSIGN_OR_RETURN(const uint32_t then_value, Gen(e.then_branch()));
   Emit(Opcode::kMove, {result, then_value});
   const size_t jump = code_.size();
   Emit(Opcode::kGoto, {0});
-  registers_ = saved;
+  bound_ = saved;
   const size_t else_start = code_.size();
   DYNVM_ASSIGN_OR_RETURN(const uint32_t else_value, Gen(e.else_branch()));
   Emit(Opcode::kMove, {result, else_value});
-  registers_ = saved;
+  bound_ = saved;
   jumps_.push_back({branch, {then_start, else_start}});
   jumps_.push_back({jump, {code_.size()}});
   return result;
 }
 
-absl::StatusOr<std::vector<uint32_t>> FunctionGen::Encode() {
-  // Word position of every instruction (and of the end).
-  std::vector<size_t> position;
-  std::vector<uint32_t> scratch;
-  size_t words = 0;
-  for (const Instruction& inst : code_) {
-    position.push_back(words);
-    scratch.clear();
-    DYNVM_RETURN_IF_ERROR(vm::EncodeInstruction(inst, &scratch));
-    words += scratch.size();
-  }
-  position.push_back(words);
-  for (const auto& [at, targets] : jumps_) {
-    Instruction& inst = code_[at];
-    const size_t first = inst.op == Opcode::kIf ? 1 : 0;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      inst.operands[first + i] = static_cast<int64_t>(position[targets[i]]) - static_cast<int64_t>(position[at]);
-    }
-  }
-  std::vector<uint32_t> code;
-  for (const Instruction& inst : code_) DYNVM_RETURN_IF_ERROR(vm::EncodeInstruction(inst, &code));
-  return code;
-}
-
 absl::StatusOr<uint32_t> ModuleGen::AddClosureCode(const std::string& enclosing, const Expr& fn,
-                                                  const std::vector<Expr>& captured) {
+                                                  const std::vector<Expr>& captured,
+                                                  const Expr* bound_to) {
   const uint32_t index = static_cast<uint32_t>(function_index_.size() + closures_.size());
   const std::string name = absl::StrCat(enclosing, "$closure", closures_.size());
   closures_.emplace_back();  // reserve the index; nested closures come after
   const size_t slot = closures_.size() - 1;
-  DYNVM_ASSIGN_OR_RETURN(vm::Function code, FunctionGen(*this, name).Run(fn, captured));
+  const SelfReference self{bound_to != nullptr ? bound_to->identity() : 0, index,
+                           static_cast<uint32_t>(captured.size())};
+  DYNVM_ASSIGN_OR_RETURN(vm::Function code, FunctionGen(*this, name, self).Run(fn, captured));
   closures_[slot] = std::move(code);
   return index;
 }
@@ -504,8 +690,12 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
 
 }  // namespace
 
-absl::StatusOr<vm::ExecutableSpec> GenerateBytecode(const Module& module) {
-  return ModuleGen(module).Run();
+absl::StatusOr<vm::ExecutableSpec> GenerateBytecode(const Module& module, const CodegenOptions& options,
+                                                   CodegenStats* stats) {
+  ModuleGen gen(module, options);
+  DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, gen.Run());
+  if (stats != nullptr) *stats = gen.stats();
+  return spec;
 }
 
 }  // namespace dynvm::compiler

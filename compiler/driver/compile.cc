@@ -5,7 +5,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "compiler/codegen/codegen.h"
 #include "compiler/passes/combine_dense.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dead_code.h"
@@ -62,7 +61,9 @@ absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const Com
     DYNVM_ASSIGN_OR_RETURN(current, pass.run(current));
     if (options.after_pass) options.after_pass(pass.name, current);
   }
-  DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(current));
+  CodegenOptions codegen;
+  codegen.plan_memory = codegen.allocate_registers = options.opt_level >= 1;
+  DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(current, codegen, options.codegen_stats));
   DYNVM_RETURN_IF_ERROR(vm::VerifyExecutable(spec));
   return spec;
 }

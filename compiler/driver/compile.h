@@ -7,7 +7,8 @@
 //
 // Passes, in order (docs/compiler.md): "typed" (type inference, always), "folded"
 // (constant folding, opt_level >= 1), "simplified", "cse", "combined" (parallel dense
-// layers) and "dce" (>= 2), then code generation. The result is verified before it is returned.
+// layers) and "dce" (>= 2), then code generation, with memory planning and register
+// allocation from opt_level 1. The result is verified before it is returned.
 #ifndef DYNVM_COMPILER_DRIVER_COMPILE_H_
 #define DYNVM_COMPILER_DRIVER_COMPILE_H_
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/ir/module.h"
 #include "vm/executable.h"
 
@@ -25,6 +27,8 @@ struct CompileOptions {
   int opt_level = 2;  // 0..3
   // Called with the module after each pass runs (and with "parsed" before any).
   std::function<void(std::string_view pass, const Module& module)> after_pass;
+  // If set, receives what the bytecode passes did.
+  CodegenStats* codegen_stats = nullptr;
 };
 
 // The names of the passes CompileModule runs at `opt_level`, in order.

@@ -208,6 +208,24 @@ int64_t Dim::const_value() const { return is_const() ? node_->constant : 0; }
 std::string_view Dim::symbol_name() const { return node_->name; }
 const std::string& Dim::ToString() const { return node_->text; }
 
+Dim::Form Dim::form() const {
+  switch (node_->kind) {
+    case Kind::kLinear: return node_->terms.empty() ? Form::kConstant : Form::kLinear;
+    case Kind::kSymbol: return Form::kSymbol;
+    case Kind::kAny: return Form::kAny;
+    case Kind::kAdd: return Form::kAdd;
+    case Kind::kMul: return Form::kMul;
+    case Kind::kFloorDiv: return Form::kFloorDiv;
+    case Kind::kFloorMod: return Form::kFloorMod;
+    case Kind::kMin: return Form::kMin;
+    case Kind::kMax: return Form::kMax;
+  }
+  return Form::kAny;
+}
+int64_t Dim::linear_constant() const { return node_->constant; }
+const std::vector<std::pair<Dim, int64_t>>& Dim::linear_terms() const { return node_->terms; }
+std::pair<Dim, Dim> Dim::operands() const { return {node_->lhs, node_->rhs}; }
+
 bool MayEqual(const Dim& a, const Dim& b) {
   const Dim difference = a - b;  // ? if either is
   return !difference.is_const() || difference.const_value() == 0;

@@ -101,6 +101,19 @@ class Dim {
   // The distinct symbols, in the order they first print.
   std::vector<std::string> Symbols() const;
 
+  // How the Dim is built, one level deep, for code that computes it (shape lowering):
+  //   kConstant   const_value()
+  //   kSymbol     symbol_name()
+  //   kAny        `?`
+  //   kLinear     linear_constant() + the sum of coefficient * term over linear_terms()
+  //   kAdd, kMul, kFloorDiv, kFloorMod, kMin, kMax   operands() (an addition kept as
+  //               written because folding it would overflow)
+  enum class Form { kConstant, kSymbol, kAny, kLinear, kAdd, kMul, kFloorDiv, kFloorMod, kMin, kMax };
+  Form form() const;
+  int64_t linear_constant() const;
+  const std::vector<std::pair<Dim, int64_t>>& linear_terms() const;
+  std::pair<Dim, Dim> operands() const;
+
  private:
   explicit Dim(std::shared_ptr<const internal::DimNode> node) : node_(std::move(node)) {}
   friend struct internal::DimNode;
