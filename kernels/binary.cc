@@ -20,16 +20,15 @@
 #include "kernels/binary.h"
 
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/broadcast.h"
+#include "kernels/elementwise/binary_ops.h"
 #include "kernels/elementwise/convert.h"
 #include "kernels/elementwise/dtypes.h"
 #include "kernels/internal/data_movement.h"
@@ -102,110 +101,19 @@ void BinaryLoop(const BroadcastLoop<2>& loop, const T* a, const T* b, Out* c, Th
 }
 
 // ---------------------------------------------------------------------------------------
-// Operations. Each names itself, the dtypes it takes, whether it yields bool, and its
-// scalar function of the inputs' arithmetic values.
+// Operations: the arithmetic ones are kernels/elementwise/binary_ops.h's, shared with
+// fused_elementwise; comparisons and logical operations are here.
 
-constexpr DTypeSet kArithmetic =
-    elementwise::kF32 | elementwise::kF64 | elementwise::kI32 | elementwise::kI64;
-constexpr DTypeSet kFloats = elementwise::kF32 | elementwise::kF64;
-
-// f(a, b) computed on the unsigned counterparts of integers, so that overflow wraps.
-template <typename T, typename F>
-T Wrapping(T a, T b, F f) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
-  } else {
-    return f(a, b);
-  }
-}
-
-// Whether the integer quotient or remainder a op b is undefined in C++: b == 0, or
-// MIN / -1 (whose quotient overflows).
-template <typename T>
-bool IntDivisionTraps(T a, T b) {
-  return b == 0 || (b == -1 && a == std::numeric_limits<T>::min());
-}
-
-template <DTypeSet kSet, bool kBoolOut = false>
-struct OpTraits {
-  static constexpr DTypeSet kDTypes = kSet;
-  static constexpr bool kBoolOutput = kBoolOut;
-};
-
-struct Add : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "add";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return Wrapping(a, b, std::plus<>());
-  }
-};
-struct Subtract : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "subtract";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return Wrapping(a, b, std::minus<>());
-  }
-};
-struct Multiply : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "multiply";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return Wrapping(a, b, std::multiplies<>());
-  }
-};
-struct Divide : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "divide";
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      if (IntDivisionTraps(a, b)) return b == 0 ? 0 : a;
-    }
-    return a / b;
-  }
-};
-struct Maximum : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "maximum";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return (a > b || a != a) ? a : b;
-  }
-};
-struct Minimum : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "minimum";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return (a < b || a != a) ? a : b;
-  }
-};
-struct Power : OpTraits<kFloats> {
-  static constexpr const char* kName = "power";
-  template <typename T>
-  static T Apply(T a, T b) {
-    return std::pow(a, b);
-  }
-};
-// Truncated remainder: the sign of a.
-struct Mod : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "mod";
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return IntDivisionTraps(a, b) ? 0 : a % b;
-    } else {
-      return std::fmod(a, b);
-    }
-  }
-};
-// Floored remainder: the sign of b (zero when b divides a).
-struct FloorMod : OpTraits<kArithmetic> {
-  static constexpr const char* kName = "floor_mod";
-  template <typename T>
-  static T Apply(T a, T b) {
-    const T r = Mod::Apply(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
-};
+using elementwise::Add;
+using elementwise::Divide;
+using elementwise::FloorMod;
+using elementwise::Maximum;
+using elementwise::Minimum;
+using elementwise::Mod;
+using elementwise::Multiply;
+using elementwise::OpTraits;
+using elementwise::Power;
+using elementwise::Subtract;
 
 template <typename Cmp, const char* kOpName>
 struct Comparison : OpTraits<elementwise::kAllDTypes, /*kBoolOut=*/true> {

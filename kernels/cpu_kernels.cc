@@ -6,6 +6,7 @@
 #include "kernels/binary.h"
 #include "kernels/creation.h"
 #include "kernels/dynamic.h"
+#include "kernels/fused_elementwise.h"
 #include "kernels/index.h"
 #include "kernels/kernel.h"
 #include "kernels/matmul.h"
@@ -21,6 +22,7 @@ namespace dynvm::kernels {
 absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterFusedElementwiseKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterTransformKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterSliceKernels(registry));

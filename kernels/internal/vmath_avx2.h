@@ -235,14 +235,17 @@ inline __m256 SinCosReduced(__m256 x) {
   return _mm256_xor_ps(Select(use_sin, s, c), _mm256_castsi256_ps(sign));
 }
 
+// Only the lanes out of range take the standard library's value, so that a lane's
+// result never depends on its neighbours (nor on where a chunk or a fused block starts).
 template <bool kCos>
 inline __m256 SinCos(__m256 x) {
   const __m256 out_of_range = _mm256_cmp_ps(Abs(x), Set(8192.0f), _CMP_NLE_UQ);
-  if (_mm256_movemask_ps(out_of_range) == 0) return SinCosReduced<kCos>(x);
+  const __m256 reduced = SinCosReduced<kCos>(x);
+  if (_mm256_movemask_ps(out_of_range) == 0) return reduced;
   alignas(32) float v[8];
   _mm256_store_ps(v, x);
   for (float& e : v) e = kCos ? std::cos(e) : std::sin(e);
-  return _mm256_load_ps(v);
+  return Select(out_of_range, _mm256_load_ps(v), reduced);
 }
 
 }  // namespace dynvm::kernels::vmath

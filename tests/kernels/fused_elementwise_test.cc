@@ -1,0 +1,538 @@
+// Tests of fused_elementwise (kernels/fused_elementwise.cc): chains of every operator on
+// random broadcast shapes against the single-op kernels run one by one through the
+// registry; Bind's errors for malformed programs and the call's errors, with their
+// messages; thread counts and an output aliasing an input.
+//
+// Tolerance: none. The fused kernel runs the single-op kernels' own per-element
+// functions (the unary microkernel table, elementwise::Add and kin), whose results do
+// not depend on where an element sits in a vector, so results are compared bit for bit
+// (any NaN equals any NaN). This holds for either microkernel table (DYNVM_ISA=scalar).
+#include "kernels/fused_elementwise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel.h"
+#include "objects/allocator.h"
+#include "objects/ndarray.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace dynvm::kernels {
+namespace {
+
+using ::dynvm::kernels::testing::RandomTensor;
+using ::dynvm::kernels::testing::RunKernel;
+using ::dynvm::kernels::testing::TensorOf;
+using ::testing::HasSubstr;
+
+constexpr char kFused[] = "fused_elementwise";
+
+// The operators of a program, with the number of operands (tensor arguments) and of
+// literal constants that follow them.
+struct OpInfo {
+  const char* name;
+  int operands;
+  int params;
+};
+constexpr OpInfo kOps[] = {
+    {"negative", 1, 0}, {"abs", 1, 0},       {"exp", 1, 0},           {"log", 1, 0},
+    {"sqrt", 1, 0},     {"rsqrt", 1, 0},     {"reciprocal", 1, 0},    {"tanh", 1, 0},
+    {"sigmoid", 1, 0},  {"nn.relu", 1, 0},   {"nn.leaky_relu", 1, 1}, {"gelu", 1, 0},
+    {"gelu_tanh", 1, 0}, {"erf", 1, 0},      {"sin", 1, 0},           {"cos", 1, 0},
+    {"floor", 1, 0},    {"ceil", 1, 0},      {"round", 1, 0},         {"sign", 1, 0},
+    {"clip", 1, 2},     {"add", 2, 0},       {"subtract", 2, 0},      {"multiply", 2, 0},
+    {"divide", 2, 0},   {"power", 2, 0},     {"maximum", 2, 0},       {"minimum", 2, 0},
+    {"mod", 2, 0},      {"floor_mod", 2, 0},
+};
+
+// ---------------------------------------------------------------------------------------
+// Chains: built here as data, rendered as a program, and run both ways.
+
+struct Arg {
+  enum Kind { kInput, kTemp, kLiteral } kind;
+  int index = 0;
+  float value = 0.0f;
+};
+Arg Input(int j) { return {Arg::kInput, j}; }
+Arg Temp(int k) { return {Arg::kTemp, k}; }
+Arg Literal(float v) { return {Arg::kLiteral, 0, v}; }
+
+struct Step {
+  std::string op;
+  std::vector<Arg> args;  // operands, then literal constants
+};
+using Chain = std::vector<Step>;
+
+std::string ArgText(const Arg& a) {
+  switch (a.kind) {
+    case Arg::kInput:
+      return absl::StrCat("i", a.index);
+    case Arg::kTemp:
+      return absl::StrCat("t", a.index);
+    case Arg::kLiteral:
+      break;
+  }
+  return absl::StrFormat("%.9g", a.value);  // round-trips every float
+}
+
+std::string ProgramText(const Chain& chain) {
+  std::vector<std::string> statements;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    std::vector<std::string> args;
+    for (const Arg& a : chain[k].args) args.push_back(ArgText(a));
+    statements.push_back(
+        absl::StrFormat("t%d = %s(%s)", k, chain[k].op, absl::StrJoin(args, ", ")));
+  }
+  return absl::StrJoin(statements, "; ");
+}
+
+NDArray Scalar(float v) { return TensorOf<float>({}, {v}); }
+
+// The chain run one single-op kernel at a time, literals as rank-0 tensors.
+absl::StatusOr<NDArray> RunUnfused(const Chain& chain, const std::vector<NDArray>& inputs) {
+  std::vector<NDArray> temps;
+  for (const Step& step : chain) {
+    std::string name = step.op;
+    Attrs attrs;
+    std::vector<NDArray> args;
+    const int operands = step.op == "add" || step.op == "subtract" || step.op == "multiply" ||
+                                 step.op == "divide" || step.op == "power" ||
+                                 step.op == "maximum" || step.op == "minimum" ||
+                                 step.op == "mod" || step.op == "floor_mod"
+                             ? 2
+                             : 1;
+    for (int a = 0; a < operands; ++a) {
+      const Arg& arg = step.args[a];
+      args.push_back(arg.kind == Arg::kInput  ? inputs[arg.index]
+                     : arg.kind == Arg::kTemp ? temps[arg.index]
+                                              : Scalar(arg.value));
+    }
+    if (step.op == "gelu_tanh") {
+      name = "gelu";
+      attrs["approximate"] = std::string("tanh");
+    } else if (step.op == "nn.leaky_relu") {
+      attrs["alpha"] = static_cast<double>(step.args[1].value);
+    } else if (step.op == "clip") {
+      attrs["a_min"] = static_cast<double>(step.args[1].value);
+      attrs["a_max"] = static_cast<double>(step.args[2].value);
+    }
+    absl::StatusOr<std::vector<NDArray>> out = RunKernel(name, attrs, args);
+    if (!out.ok()) return out.status();
+    temps.push_back((*out)[0]);
+  }
+  return temps.back();
+}
+
+absl::StatusOr<NDArray> RunFused(const std::string& program, const std::vector<NDArray>& inputs,
+                                 ThreadPool* pool = nullptr) {
+  absl::StatusOr<std::vector<NDArray>> out =
+      RunKernel(kFused, {{"program", program}}, inputs, {}, 1, pool);
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
+bool SameBits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+// Expects `got` to equal `want` bit for bit; reports the first difference.
+void ExpectIdentical(const NDArray& got, const NDArray& want, const std::string& what) {
+  ASSERT_EQ(ShapeToString(got->shape()), ShapeToString(want->shape())) << what;
+  for (int64_t i = 0; i < got->num_elements(); ++i) {
+    const float g = got->data_as<float>()[i];
+    const float w = want->data_as<float>()[i];
+    if (!SameBits(g, w)) {
+      ADD_FAILURE() << what << ": element " << i << " is " << absl::StrFormat("%.9g", g)
+                    << ", the single-op kernels give " << absl::StrFormat("%.9g", w);
+      return;
+    }
+  }
+}
+
+// Runs `chain` on `inputs` fused and unfused and compares.
+void CheckChain(const Chain& chain, const std::vector<NDArray>& inputs) {
+  const std::string program = ProgramText(chain);
+  std::vector<std::string> shapes;
+  for (const NDArray& x : inputs) shapes.push_back(ShapeToString(x->shape()));
+  const std::string what = absl::StrCat(program, " on ", absl::StrJoin(shapes, ", "));
+  absl::StatusOr<NDArray> want = RunUnfused(chain, inputs);
+  ASSERT_TRUE(want.ok()) << what << ": " << want.status();
+  absl::StatusOr<NDArray> got = RunFused(program, inputs);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+  ExpectIdentical(*got, *want, what);
+}
+
+// A literal of the kind a compiler folds in: a multiple of 1/8 in [-4, 4], never 0.
+float RandomLiteral(std::mt19937& rng) {
+  const int v = std::uniform_int_distribution<int>(-32, 31)(rng);
+  return static_cast<float>(v >= 0 ? v + 1 : v) / 8.0f;
+}
+
+// A step applying `op`; `first` is its first operand. A second operand is a new input
+// (the next unused one, while `*next_input` < `max_inputs`), an earlier temporary, a
+// literal or an input already used, and is put first half of the time.
+Step MakeStep(const OpInfo& op, Arg first, int k, int max_inputs, int* next_input,
+              std::mt19937& rng) {
+  Step step{op.name, {first}};
+  if (op.operands == 2) {
+    Arg second = Literal(RandomLiteral(rng));
+    const int pick = std::uniform_int_distribution<int>(0, 3)(rng);
+    if (*next_input < max_inputs && pick <= 1) {
+      second = Input((*next_input)++);
+    } else if (pick == 2 && k > 0) {
+      second = Temp(std::uniform_int_distribution<int>(0, k - 1)(rng));
+    } else if (pick == 3) {
+      second = Input(std::uniform_int_distribution<int>(0, *next_input - 1)(rng));
+    }
+    step.args.push_back(second);
+    if (rng() % 2 == 0) std::swap(step.args[0], step.args[1]);
+  }
+  if (op.params == 1) step.args.push_back(Literal(RandomLiteral(rng) / 8.0f + 0.5f));
+  if (op.params == 2) {
+    const float lo = -std::fabs(RandomLiteral(rng)) / 4.0f;
+    step.args.push_back(Literal(lo));
+    step.args.push_back(Literal(lo + std::fabs(RandomLiteral(rng))));
+  }
+  return step;
+}
+
+// A chain of `length` steps starting with `first_op`, each reading the one before (so
+// the last reads, through the others, every input).
+Chain RandomChain(const OpInfo& first_op, int length, int max_inputs, int* num_inputs,
+                  std::mt19937& rng) {
+  Chain chain;
+  *num_inputs = 1;
+  for (int k = 0; k < length; ++k) {
+    std::uniform_int_distribution<size_t> any_op(0, std::size(kOps) - 1);
+    const OpInfo& op = k == 0 ? first_op : kOps[any_op(rng)];
+    chain.push_back(MakeStep(op, k == 0 ? Input(0) : Temp(k - 1), k, max_inputs, num_inputs, rng));
+  }
+  return chain;
+}
+
+// A random output shape of rank 0..4 with at most ~100k elements, extents of 1, short
+// and long rows, and sometimes 0.
+std::vector<int64_t> RandomShape(std::mt19937& rng) {
+  static constexpr int64_t kExtents[] = {1, 1, 2, 3, 5, 8, 17, 64, 300, 700, 1100};
+  for (;;) {
+    std::vector<int64_t> shape(std::uniform_int_distribution<int>(0, 4)(rng));
+    int64_t n = 1;
+    for (int64_t& d : shape) {
+      d = rng() % 40 == 0 ? 0 : kExtents[rng() % std::size(kExtents)];
+      n *= d;
+    }
+    if (n <= 100000) return shape;
+  }
+}
+
+// A shape that broadcasts to `out`: a suffix of it with some extents set to 1.
+std::vector<int64_t> BroadcastingShape(const std::vector<int64_t>& out, std::mt19937& rng) {
+  const size_t rank = std::uniform_int_distribution<size_t>(0, out.size())(rng);
+  std::vector<int64_t> shape(out.end() - rank, out.end());
+  for (int64_t& d : shape) {
+    if (rng() % 3 == 0) d = 1;
+  }
+  return shape;
+}
+
+// Inputs for a chain: input 0 of `out` (so that the output has that shape), the others
+// broadcasting to it, values in [-2, 2).
+std::vector<NDArray> RandomInputs(const std::vector<int64_t>& out, int count, std::mt19937& rng) {
+  std::vector<NDArray> inputs = {RandomTensor(out, DType::kF32, rng, -2.0, 2.0)};
+  for (int j = 1; j < count; ++j) {
+    inputs.push_back(RandomTensor(BroadcastingShape(out, rng), DType::kF32, rng, -2.0, 2.0));
+  }
+  if (count > 1 && rng() % 2 == 0) std::swap(inputs[0], inputs[count - 1]);
+  return inputs;
+}
+
+// ---------------------------------------------------------------------------------------
+// Agreement with the single-op kernels.
+
+TEST(FusedElementwiseTest, EveryOpAloneMatchesItsKernel) {
+  std::mt19937 rng(1);
+  for (const OpInfo& op : kOps) {
+    int num_inputs = 0;
+    const Chain chain = RandomChain(op, 1, 2, &num_inputs, rng);
+    CheckChain(chain, RandomInputs({37, 600}, num_inputs, rng));
+    CheckChain(chain, RandomInputs({}, num_inputs, rng));
+  }
+}
+
+TEST(FusedElementwiseTest, RandomChainsOnRandomShapesMatchTheKernelsOneByOne) {
+  std::mt19937 rng(2);
+  for (int round = 0; round < 12; ++round) {
+    for (const OpInfo& op : kOps) {
+      const int length = std::uniform_int_distribution<int>(1, 6)(rng);
+      int num_inputs = 0;
+      const Chain chain = RandomChain(op, length, 4, &num_inputs, rng);
+      CheckChain(chain, RandomInputs(RandomShape(rng), num_inputs, rng));
+    }
+  }
+}
+
+TEST(FusedElementwiseTest, BroadcastPatterns) {
+  std::mt19937 rng(3);
+  const Chain bias_gelu = {{"add", {Input(0), Input(1)}}, {"gelu", {Temp(0)}}};
+  const Chain scale_shift = {{"multiply", {Input(0), Input(1)}},
+                             {"add", {Temp(0), Input(2)}},
+                             {"tanh", {Temp(1)}}};
+  const Chain with_literals = {{"multiply", {Literal(0.5f), Input(0)}},
+                               {"subtract", {Temp(0), Input(1)}},
+                               {"maximum", {Temp(1), Literal(-0.25f)}}};
+  const auto inputs = [&](std::vector<std::vector<int64_t>> shapes) {
+    std::vector<NDArray> out;
+    for (const auto& s : shapes) out.push_back(RandomTensor(s, DType::kF32, rng, -2.0, 2.0));
+    return out;
+  };
+  // (N, C) + (C), rows cut into blocks (C > 256) and grouped (C small).
+  CheckChain(bias_gelu, inputs({{128, 3072}, {3072}}));
+  CheckChain(bias_gelu, inputs({{1000, 3}, {3}}));
+  CheckChain(bias_gelu, inputs({{3}, {1000, 3}}));
+  // (N, 1) * (1, C) + (C): no input has the output's shape.
+  CheckChain(scale_shift, inputs({{1000, 1}, {1, 301}, {301}}));
+  CheckChain(scale_shift, inputs({{77, 1}, {1, 5}, {1}}));
+  CheckChain(scale_shift, inputs({{2, 1, 700}, {3, 1}, {}}));
+  // Short rows whose operands differ from row to row: gathered row by row, copied
+  // ({5, 1, 3}) or filled ({8, 1}, the per-channel {16, 1, 1} of NCHW).
+  CheckChain(scale_shift, inputs({{5, 8, 3}, {5, 1, 3}, {8, 1}}));
+  CheckChain(scale_shift, inputs({{2, 16, 7, 7}, {16, 1, 1}, {16, 1, 1}}));
+  // Literals, and inputs that are one value.
+  CheckChain(with_literals, inputs({{513}, {}}));
+  CheckChain(with_literals, inputs({{}, {4, 513}}));
+  CheckChain(with_literals, inputs({{}, {}}));
+  // Rank 0 everywhere, and extents of 0.
+  CheckChain(scale_shift, inputs({{}, {}, {}}));
+  CheckChain(scale_shift, inputs({{0, 3}, {3}, {1, 1}}));
+  CheckChain(scale_shift, inputs({{5, 0}, {1}, {}}));
+}
+
+TEST(FusedElementwiseTest, UniformValuesAreComputedOnceAndBroadcast) {
+  // t0..t2 repeat one value over every block; t3 does not, and the result of the
+  // second program is one value for the whole output.
+  std::mt19937 rng(4);
+  const Chain chain = {{"exp", {Input(1)}},
+                       {"add", {Temp(0), Literal(1.0f)}},
+                       {"sqrt", {Temp(1)}},
+                       {"multiply", {Input(0), Temp(2)}}};
+  CheckChain(chain, {RandomTensor({3, 1000}, DType::kF32, rng), Scalar(0.75f)});
+  CheckChain(chain, {RandomTensor({1000, 3}, DType::kF32, rng),
+                     RandomTensor({1000, 1}, DType::kF32, rng)});
+  absl::StatusOr<NDArray> got =
+      RunFused("t0 = add(1.5, 2); t1 = multiply(t0, i1); t2 = sqrt(t1)",
+               {RandomTensor({2, 3}, DType::kF32, rng), Scalar(4.0f)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  // i0 is read by no statement but still shapes the output.
+  EXPECT_EQ(ShapeToString((*got)->shape()), "[2, 3]");
+  for (int64_t i = 0; i < (*got)->num_elements(); ++i) {
+    EXPECT_EQ((*got)->data_as<float>()[i], std::sqrt(14.0f));
+  }
+}
+
+TEST(FusedElementwiseTest, TemporariesReadManyTimes) {
+  std::mt19937 rng(5);
+  const Chain chain = {{"add", {Input(0), Input(1)}},    {"multiply", {Temp(0), Temp(0)}},
+                       {"subtract", {Temp(1), Temp(0)}}, {"exp", {Temp(0)}},
+                       {"divide", {Temp(3), Temp(2)}},   {"minimum", {Temp(4), Temp(1)}}};
+  CheckChain(chain,
+             {RandomTensor({9, 700}, DType::kF32, rng), RandomTensor({700}, DType::kF32, rng)});
+  CheckChain(chain,
+             {RandomTensor({200, 7}, DType::kF32, rng), RandomTensor({7}, DType::kF32, rng)});
+}
+
+TEST(FusedElementwiseTest, WhitespaceIsFree) {
+  std::mt19937 rng(6);
+  const std::vector<NDArray> inputs = {RandomTensor({4, 5}, DType::kF32, rng),
+                                       RandomTensor({5}, DType::kF32, rng)};
+  absl::StatusOr<NDArray> spaced = RunFused("t0 = add(i0, i1); t1 = tanh(t0)", inputs);
+  absl::StatusOr<NDArray> packed = RunFused("t0=add(i0,i1);t1=tanh(t0)", inputs);
+  absl::StatusOr<NDArray> loose =
+      RunFused("\n  t0 =\tadd ( i0 ,i1 )\n;\tt1= tanh( t0 ) \n", inputs);
+  ASSERT_TRUE(spaced.ok() && packed.ok() && loose.ok());
+  ExpectIdentical(*packed, *spaced, "packed");
+  ExpectIdentical(*loose, *spaced, "loose");
+}
+
+TEST(FusedElementwiseTest, ThreadCountsGiveTheSameResult) {
+  std::mt19937 rng(7);
+  const Chain chain = {{"multiply", {Input(0), Input(1)}},
+                       {"add", {Temp(0), Input(2)}},
+                       {"gelu", {Temp(1)}},
+                       {"clip", {Temp(2), Literal(-0.5f), Literal(0.5f)}},
+                       {"divide", {Temp(3), Input(1)}}};
+  const std::string program = ProgramText(chain);
+  ThreadPool one(1), four(4);
+  for (const std::vector<std::vector<int64_t>>& shapes :
+       std::vector<std::vector<std::vector<int64_t>>>{{{256, 3072}, {3072}, {256, 1}},
+                                                      {{20000, 3}, {20000, 1}, {3}}}) {
+    std::vector<NDArray> inputs;
+    for (const auto& s : shapes) inputs.push_back(RandomTensor(s, DType::kF32, rng, -2.0, 2.0));
+    absl::StatusOr<NDArray> a = RunFused(program, inputs, &one);
+    absl::StatusOr<NDArray> b = RunFused(program, inputs, &four);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ExpectIdentical(*b, *a, "4 threads vs 1");
+    CheckChain(chain, inputs);
+  }
+}
+
+TEST(FusedElementwiseTest, OutputMayAliasAnInput) {
+  // In place, as the VM may call it: x = tanh(x * 2 + b).
+  std::mt19937 rng(8);
+  NDArray x = RandomTensor({600, 700}, DType::kF32, rng);
+  NDArray b = RandomTensor({700}, DType::kF32, rng);
+  const Chain chain = {{"multiply", {Input(0), Literal(2.0f)}},
+                       {"add", {Temp(0), Input(1)}},
+                       {"tanh", {Temp(1)}}};
+  absl::StatusOr<NDArray> want = RunUnfused(chain, {x, b});
+  ASSERT_TRUE(want.ok());
+  absl::StatusOr<BoundKernel> k =
+      DefaultRegistry().Bind(kFused, {{"program", ProgramText(chain)}}, 2, 1);
+  ASSERT_TRUE(k.ok()) << k.status();
+  NDArrayObj* args[] = {x.get(), b.get(), x.get()};
+  ASSERT_TRUE(k->Call(args, ThreadPool::Default()).ok());
+  ExpectIdentical(x, *want, "in place");
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors.
+
+absl::Status BindProgram(const std::string& program, int num_inputs = 2) {
+  return DefaultRegistry().Bind(kFused, {{"program", program}}, num_inputs, 1).status();
+}
+
+TEST(FusedElementwiseErrorTest, BindRejectsMalformedPrograms) {
+  std::string too_long = "t0 = exp(i0)";
+  for (int k = 1; k < 65; ++k) too_long += absl::StrFormat("; t%d = exp(t%d)", k, k - 1);
+  const struct {
+    std::string program;
+    std::string message;
+  } kCases[] = {
+      {"", "attribute 'program' is empty: expected statements such as"},
+      {" \n ", "attribute 'program' is empty"},
+      {"t0 = foo(i0)", "statement 0 \"t0 = foo(i0)\": unknown op 'foo': expected one of "
+                       "negative, abs, exp"},
+      {"t0 = neg(i0)", "unknown op 'neg'"},
+      {"t0 = relu(i0)", "unknown op 'relu'"},
+      {"t0 = add(i0)", "add takes 2 arguments, got 1"},
+      {"t0 = exp()", "exp takes 1 argument, got 0"},
+      {"t0 = exp(i0, i1)", "exp takes 1 argument, got 2"},
+      {"t0 = nn.leaky_relu(i0)", "nn.leaky_relu takes 2 arguments, got 1"},
+      {"t0 = exp(t0)", "reads t0 before it is assigned: no temporary is assigned yet"},
+      {"t0 = exp(i0); t1 = add(t0, t2)",
+       "statement 1 \"t1 = add(t0, t2)\": reads t2 before it is assigned: expected t0..t0"},
+      {"t1 = exp(i0)", "assigns 't1', expected t0 (temporaries are numbered in order from t0)"},
+      {"t0 = exp(i0); t0 = exp(t0)", "assigns 't0', expected t1"},
+      {"t0 = exp i0", "statement 0 \"t0 = exp i0\": expected \"t0 = op(arg, ...)\""},
+      {"exp(i0)", "expected \"t0 = op(arg, ...)\""},
+      {"t0 = exp(i0);", "statement 1 \"\": expected \"t1 = op(arg, ...)\""},
+      {"t0 = add(i0, 1.2.3)",
+       "malformed argument '1.2.3': expected iJ, tK or a number such as 0.5 or -1e-12"},
+      {"t0 = add(i0, 1e)", "malformed argument '1e'"},
+      {"t0 = add(i0, +1)", "malformed argument '+1'"},
+      {"t0 = add(i0, x)", "malformed argument 'x'"},
+      {"t0 = add(i0, )", "malformed argument ''"},
+      {"t0 = add(i0, i-1)", "malformed argument 'i-1'"},
+      {"t0 = add(i0, 1e39)", "number 1e39 out of f32 range"},
+      {"t0 = add(i0, 1e999)", "number 1e999 out of f32 range"},
+      {"t0 = add(i0, i16)", "input i16 out of range: at most 16 inputs (i0..i15)"},
+      {"t0 = add(i0, i99999999999)", "input i99999999999 out of range"},
+      {"t0 = nn.leaky_relu(i0, i1)",
+       "argument 2 of nn.leaky_relu must be a number (alpha), got 'i1'"},
+      {"t0 = exp(i0); t1 = clip(t0, 0, t0)",
+       "argument 3 of clip must be a number (a_min and a_max), got 't0'"},
+      {"t0 = clip(i0, 1, -1)", "clip: a_min 1 must not exceed a_max -1"},
+      {"t0 = exp(2.5)", "program reads no input: expected at least one iJ"},
+      {too_long, "program has 65 statements, at most 64"},
+  };
+  for (const auto& c : kCases) {
+    const absl::Status status = BindProgram(c.program);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.program;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.message)) << c.program;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("kernel 'fused_elementwise'"));
+  }
+  // The limits themselves are fine.
+  EXPECT_TRUE(BindProgram(too_long.substr(0, too_long.rfind(';'))).ok());
+  EXPECT_TRUE(BindProgram("t0 = add(i0, i15)", 16).ok());
+  EXPECT_TRUE(BindProgram("t0 = clip(i0, -inf, 6); t1 = add(t0, -1e-12); t2 = add(t1, 3.)").ok());
+}
+
+TEST(FusedElementwiseErrorTest, BindRejectsMissingAndUnknownAttributes) {
+  absl::Status missing = DefaultRegistry().Bind(kFused, {}, 1, 1).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("program"));
+  absl::Status unknown =
+      DefaultRegistry()
+          .Bind(kFused, {{"program", std::string("t0 = exp(i0)")}, {"programme", int64_t{1}}}, 1, 1)
+          .status();
+  EXPECT_THAT(std::string(unknown.message()), HasSubstr("programme"));
+  absl::Status typed = DefaultRegistry().Bind(kFused, {{"program", int64_t{3}}}, 1, 1).status();
+  EXPECT_THAT(std::string(typed.message()), HasSubstr("program"));
+}
+
+TEST(FusedElementwiseErrorTest, CallChecksInputsAndOutput) {
+  std::mt19937 rng(9);
+  const std::string program = "t0 = add(i0, i1); t1 = tanh(t0)";
+  NDArray a = RandomTensor({2, 3}, DType::kF32, rng);
+  NDArray b = RandomTensor({3}, DType::kF32, rng);
+
+  absl::StatusOr<NDArray> count = RunFused(program, {a, b, b});
+  EXPECT_THAT(std::string(count.status().message()),
+              HasSubstr("fused_elementwise: the program reads inputs up to i1: expected 2 "
+                        "inputs, got 3"));
+  count = RunFused(program, {a});
+  EXPECT_THAT(std::string(count.status().message()), HasSubstr("expected 2 inputs, got 1"));
+
+  absl::StatusOr<NDArray> dtype = RunFused(program, {a, RandomTensor({3}, DType::kI32, rng)});
+  EXPECT_EQ(dtype.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(dtype.status().message()),
+              HasSubstr("fused_elementwise: input i1 has dtype i32, expected f32"));
+
+  absl::StatusOr<NDArray> shapes = RunFused(program, {a, RandomTensor({4}, DType::kF32, rng)});
+  EXPECT_THAT(std::string(shapes.status().message()),
+              HasSubstr("fused_elementwise: input i1: shapes [2, 3] and [4] do not broadcast"));
+
+  // The kernel itself, given an output its shape function would not have allocated.
+  absl::StatusOr<BoundKernel> k = DefaultRegistry().Bind(kFused, {{"program", program}}, 2, 1);
+  ASSERT_TRUE(k.ok());
+  const auto call = [&](std::vector<int64_t> shape, DType out_dtype) {
+    NDArray out = *NDArrayObj::Empty(shape, out_dtype, MakeNaiveAllocator());
+    NDArrayObj* args[] = {a.get(), b.get(), out.get()};
+    return k->Call(args, ThreadPool::Default());
+  };
+  EXPECT_TRUE(call({2, 3}, DType::kF32).ok());
+  EXPECT_THAT(std::string(call({2, 2}, DType::kF32).message()),
+              HasSubstr("fused_elementwise: output 0 has shape [2, 2], expected [2, 3]"));
+  EXPECT_THAT(std::string(call({2, 3}, DType::kF64).message()),
+              HasSubstr("fused_elementwise: output 0 has dtype f64, expected f32"));
+  // Empty tensors still have their dtypes checked.
+  absl::StatusOr<NDArray> empty =
+      RunFused(program, {RandomTensor({0, 3}, DType::kF32, rng),
+                         RandomTensor({3}, DType::kI64, rng)});
+  EXPECT_THAT(std::string(empty.status().message()),
+              HasSubstr("input i1 has dtype i64, expected f32"));
+}
+
+TEST(FusedElementwiseErrorTest, ProgramsStartingAtAnyInputCountTheInputsRead) {
+  // Inputs below the highest one read are inputs too, read or not.
+  std::mt19937 rng(10);
+  absl::StatusOr<NDArray> got = RunFused(
+      "t0 = exp(i2)", {RandomTensor({4, 1}, DType::kF32, rng), RandomTensor({5}, DType::kF32, rng),
+                       Scalar(0.0f)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(ShapeToString((*got)->shape()), "[4, 5]");
+  for (int64_t i = 0; i < 20; ++i) EXPECT_EQ((*got)->data_as<float>()[i], 1.0f);
+}
+
+}  // namespace
+}  // namespace dynvm::kernels
