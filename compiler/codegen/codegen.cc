@@ -109,13 +109,16 @@ class FunctionGen {
   // this function has no value of.
   std::optional<uint32_t> LowerDim(const Dim& d);
   uint32_t LoadInt(int64_t value) { return *LowerDim(Dim(value)); }
-  // match: the clauses in order, each a test of its pattern that jumps to the next
-  // clause on failure; no clause matching is a fatal error. In tail position each body
-  // returns, else each moves its value to one register and jumps past the rest.
+  // match, compiled to a decision tree: each node tests one constructor of one value
+  // (get_tag, eqi, if) and continues with the clauses that still may match on each side,
+  // so no tag or field is read twice on a path; a leaf moves the chosen clause's
+  // variables into its registers and jumps to its body, which is generated once; a path
+  // no clause matches ends in a fatal error. In tail position each body returns, else
+  // each moves its value to one register and jumps past the rest.
   absl::StatusOr<uint32_t> GenMatch(const Expr& e, bool tail);
-  // Tests `p` against the value in `reg`, binding its variables; failing tests jump to
-  // the code after the clause (their If instructions are added to `fails`).
-  void GenPatternTest(const Pattern& p, uint32_t reg, std::vector<size_t>& fails);
+  struct MatchRow;
+  struct MatchState;
+  void GenDecision(std::vector<MatchRow> rows, MatchState& state);
   // Allocates a tensor of type `t` (static) in a fresh register.
   uint32_t AllocStatic(const Type& t);
   // Allocates a tensor of type `t`, whose dims are computed by LowerDim; nullopt if
@@ -140,6 +143,7 @@ class ModuleGen {
   ModuleGen(const Module& module, const CodegenOptions& options) : module_(module), options_(options) {}
 
   absl::StatusOr<vm::ExecutableSpec> Run();
+  const Module& module() const { return module_; }
   absl::StatusOr<uint32_t> FunctionIndex(std::string_view name) const {
     const auto it = function_index_.find(std::string(name));
     if (it == function_index_.end()) return absl::NotFoundError(absl::StrCat("no function @", std::string(name)));
@@ -584,51 +588,177 @@ absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn, const Expr* bou
   return r;
 }
 
-void FunctionGen::GenPatternTest(const Pattern& p, uint32_t reg, std::vector<size_t>& fails) {
-  switch (p.kind()) {
-    case PatternKind::kWildcard: return;
-    case PatternKind::kVar: registers_[p.expr().identity()] = reg; return;
-    case PatternKind::kConstructor: {
-      const uint32_t tag = NewRegister(), want = NewRegister(), same = NewRegister();
-      Emit(Opcode::kGetTag, {tag, reg});
-      Emit(Opcode::kLoadConsti, {want, p.expr().tag()});
-      Emit(Opcode::kEqI, {same, tag, want});
-      fails.push_back(code_.size());
-      Emit(Opcode::kIf, {same, 0, 0});
-      break;
+// A clause still in the running at a node of the decision tree: the tests left (a value
+// in a register and the pattern it must match) and the variables bound so far.
+struct FunctionGen::MatchRow {
+  size_t clause;
+  std::vector<std::pair<uint32_t, Pattern>> tests;
+  std::vector<std::pair<uintptr_t, uint32_t>> bindings;  // pattern variable -> register
+};
+
+// What the nodes of one match's tree share.
+struct FunctionGen::MatchState {
+  uint32_t fatal_message;
+  std::vector<std::vector<size_t>> leaves;  // per clause, the gotos to its body
+  // Per path: the tag and field registers read on it, and the constructors each value
+  // is known not to have. A node's children copy them.
+  absl::flat_hash_map<uint32_t, uint32_t> tags;
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> fields;
+  absl::flat_hash_map<uint32_t, std::vector<int>> excluded;
+  bool reached_fatal = false;  // some value matches no clause
+};
+
+void FunctionGen::GenDecision(std::vector<MatchRow> rows, MatchState& state) {
+  const auto field = [&](uint32_t reg, int64_t i) {
+    auto [it, inserted] = state.fields.try_emplace({reg, i}, 0);
+    if (inserted) {
+      it->second = NewRegister();
+      Emit(Opcode::kGetField, {it->second, reg, i});
     }
-    case PatternKind::kTuple: break;
+    return it->second;
+  };
+  // Variables, wildcards and tuples need no test: bind, drop, or look at the fields.
+  for (MatchRow& row : rows) {
+    std::vector<std::pair<uint32_t, Pattern>> pending = std::move(row.tests);
+    row.tests.clear();
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const auto [reg, p] = pending[k];
+      switch (p.kind()) {
+        case PatternKind::kWildcard: break;
+        case PatternKind::kVar: row.bindings.push_back({p.expr().identity(), reg}); break;
+        case PatternKind::kTuple:
+          for (size_t i = 0; i < p.fields().size(); ++i) {
+            if (p.fields()[i].kind() != PatternKind::kWildcard) {
+              pending.push_back({field(reg, static_cast<int64_t>(i)), p.fields()[i]});
+            }
+          }
+          break;
+        case PatternKind::kConstructor: row.tests.push_back({reg, p}); break;
+      }
+    }
   }
-  for (size_t i = 0; i < p.fields().size(); ++i) {
-    if (p.fields()[i].kind() == PatternKind::kWildcard) continue;
-    const uint32_t field = NewRegister();
-    Emit(Opcode::kGetField, {field, reg, static_cast<int64_t>(i)});
-    GenPatternTest(p.fields()[i], field, fails);
+  if (rows.empty()) {
+    Emit(Opcode::kFatal, {state.fatal_message});
+    state.reached_fatal = true;
+    return;
   }
+  if (rows[0].tests.empty()) {  // the first clause left matches
+    for (const auto& [var, reg] : rows[0].bindings) Emit(Opcode::kMove, {registers_.at(var), reg});
+    state.leaves[rows[0].clause].push_back(code_.size());
+    Emit(Opcode::kGoto, {0});
+    return;
+  }
+  // Test the first clause's first constructor, unless the path already ruled out every
+  // other constructor of its type.
+  const uint32_t value = rows[0].tests.front().first;
+  const Expr& constructor = rows[0].tests.front().second.expr();
+  const int tag = constructor.tag();
+  const TypeData* adt = module_.module().FindType(constructor.adt());
+  const bool known = adt != nullptr && state.excluded[value].size() + 1 == adt->constructors.size();
+  size_t branch = 0;
+  if (!known) {
+    auto [tag_it, inserted] = state.tags.try_emplace(value, 0);
+    if (inserted) {
+      tag_it->second = NewRegister();
+      Emit(Opcode::kGetTag, {tag_it->second, value});
+    }
+    const uint32_t same = NewRegister();
+    Emit(Opcode::kEqI, {same, tag_it->second, LoadInt(tag)});
+    branch = code_.size();
+    Emit(Opcode::kIf, {same, 0, 0});
+  }
+  const auto test_of = [value](const MatchRow& row) {
+    return std::find_if(row.tests.begin(), row.tests.end(), [value](const auto& t) { return t.first == value; });
+  };
+  const auto saved_tags = state.tags;
+  const auto saved_fields = state.fields;
+  const auto saved_excluded = state.excluded;
+  const Bound saved = bound_;
+
+  // It has the constructor: clauses testing another go; those testing this one test its
+  // fields instead, read here once.
+  const size_t yes_start = code_.size();
+  std::vector<MatchRow> yes;
+  for (const MatchRow& row : rows) {
+    const auto test = test_of(row);
+    if (test != row.tests.end() && test->second.expr().tag() != tag) continue;
+    MatchRow kept = row;
+    if (test != row.tests.end()) {
+      const Pattern p = test->second;
+      kept.tests.erase(kept.tests.begin() + (test - row.tests.begin()));
+      for (size_t i = 0; i < p.fields().size(); ++i) {
+        if (p.fields()[i].kind() != PatternKind::kWildcard) {
+          kept.tests.push_back({field(value, static_cast<int64_t>(i)), p.fields()[i]});
+        }
+      }
+    }
+    yes.push_back(std::move(kept));
+  }
+  GenDecision(std::move(yes), state);
+  state.tags = saved_tags;
+  state.fields = saved_fields;
+  state.excluded = saved_excluded;
+  bound_ = saved;
+  if (known) return;
+
+  // It has another: clauses testing this constructor go.
+  const size_t no_start = code_.size();
+  state.excluded[value].push_back(tag);
+  std::vector<MatchRow> no;
+  for (const MatchRow& row : rows) {
+    const auto test = test_of(row);
+    if (test == row.tests.end() || test->second.expr().tag() != tag) no.push_back(row);
+  }
+  GenDecision(std::move(no), state);
+  state.tags = saved_tags;
+  state.fields = saved_fields;
+  state.excluded = saved_excluded;
+  bound_ = saved;
+  jumps_.push_back({branch, {yes_start, no_start}});
 }
 
 absl::StatusOr<uint32_t> FunctionGen::GenMatch(const Expr& e, bool tail) {
   DYNVM_ASSIGN_OR_RETURN(const uint32_t data, Gen(e.data()));
   const uint32_t result = tail ? 0 : NewRegister();
+  const Bound before = bound_;
+  MatchState state{module_.StringConstant(absl::StrCat("in @", name_, ": no clause of a match",
+                                                        e.complete() ? "" : "?", " matches the value")),
+                   std::vector<std::vector<size_t>>(e.clauses().size()), {}, {}, {}};
+  std::vector<MatchRow> rows;
+  for (size_t c = 0; c < e.clauses().size(); ++c) {
+    rows.push_back({c, {{data, e.clauses()[c].pattern}}, {}});
+    // Each clause's variables get registers of their own, which its leaves fill.
+    std::vector<const Pattern*> stack = {&e.clauses()[c].pattern};
+    while (!stack.empty()) {
+      const Pattern* p = stack.back();
+      stack.pop_back();
+      if (p->kind() == PatternKind::kVar) registers_[p->expr().identity()] = NewRegister();
+      for (const Pattern& f : p->fields()) stack.push_back(&f);
+    }
+  }
+  const Bound with_vars = bound_;
+  GenDecision(std::move(rows), state);
+  if (state.reached_fatal && e.complete()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "in @", name_, ": match is not exhaustive: some value of its type matches no clause "
+        "(add the missing clauses, or write match? for a partial match)"));
+  }
   std::vector<size_t> exits;  // the gotos past the match
-  for (const Clause& clause : e.clauses()) {
-    const Bound saved = bound_;
-    std::vector<size_t> fails;
-    GenPatternTest(clause.pattern, data, fails);
+  for (size_t c = 0; c < e.clauses().size(); ++c) {
+    if (state.leaves[c].empty()) continue;  // shadowed by the clauses before it
+    bound_ = with_vars;
+    const size_t body = code_.size();
+    for (size_t at : state.leaves[c]) jumps_.push_back({at, {body}});
     if (tail) {
-      DYNVM_RETURN_IF_ERROR(GenTail(clause.body));
+      DYNVM_RETURN_IF_ERROR(GenTail(e.clauses()[c].body));
     } else {
-      DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(clause.body));
+      DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(e.clauses()[c].body));
       Emit(Opcode::kMove, {result, value});
       exits.push_back(code_.size());
       Emit(Opcode::kGoto, {0});
     }
-    bound_ = saved;
-    for (size_t at : fails) jumps_.push_back({at, {at + 1, code_.size()}});
   }
-  Emit(Opcode::kFatal, {module_.StringConstant(absl::StrCat(
-                           "in @", name_, ": no clause of a match", e.complete() ? "" : "?",
-                           " matches the value"))});
+  bound_ = before;
   for (size_t at : exits) jumps_.push_back({at, {code_.size()}});
   return result;
 }

@@ -280,6 +280,58 @@ int CountOpcode(const vm::Executable& exe, vm::Opcode op) {
   return count;
 }
 
+// match compiles to a decision tree: each tag is read once on a path (the list's, then
+// its tail's: two get_tag in all, where testing clause after clause reads five; a tail
+// that is not Cons is Nil, untested), a clause shadowed by the ones before it has no
+// code, and a value no clause of a match? matches is a fatal error naming the function.
+// The same clauses under match (exhaustive) are a compile-time error.
+TEST(CodegenTest, MatchIsADecisionTree) {
+  constexpr std::string_view kProgram = R"(
+    def @shape(%l: List[float32]) -> int64 {
+      MATCH (%l) {
+        Cons(_, Cons(_, _)) => 2i64,
+        Cons(%h, Nil) => if (less(%h, 0f)) { -1i64 } else { 1i64 },
+        Cons(_, _) => 3i64,
+      }
+    }
+    def @main(%x: float32, %empty: bool) {
+      let %l = if (%empty) { Nil } else { Cons(%x, Nil) };
+      (@shape(%l), @shape(Cons(%x, Cons(%x, Cons(%x, Nil)))))
+    })";
+  const auto program = [&](std::string_view match) {
+    std::string text = testing::WithListPrelude(kProgram);
+    text.replace(text.find("MATCH"), 5, match);
+    return text;
+  };
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(program("match?"));
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  int get_tags = 0;
+  for (const vm::Function& f : (*exe)->functions()) {
+    if (f.name != "shape") continue;
+    for (size_t pc = 0; pc < f.code.size(); pc += vm::HeaderLength(f.code[pc])) {
+      get_tags += static_cast<vm::Opcode>(vm::HeaderOpcode(f.code[pc])) == vm::Opcode::kGetTag;
+    }
+  }
+  EXPECT_EQ(get_tags, 2);
+  vm::VirtualMachine machine(*exe);
+  NDArray x = *NDArrayObj::Empty({}, DType::kF32, MakeNaiveAllocator());
+  *x->data_as<float>() = -2.0f;
+  absl::StatusOr<Value> out = machine.Invoke("main", {Value(x), Value(BoolScalar(false))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out->As<ADTObj>()->fields()[0].As<NDArrayObj>()->data_as<int64_t>(), -1);
+  EXPECT_EQ(*out->As<ADTObj>()->fields()[1].As<NDArrayObj>()->data_as<int64_t>(), 2);
+  out = machine.Invoke("main", {Value(x), Value(BoolScalar(true))});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("in @shape: no clause of a match? matches the value"),
+            absl::string_view::npos)
+      << out.status();
+
+  exe = Compile(program("match"));
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(exe.status().message().find("in @shape: match is not exhaustive"), absl::string_view::npos)
+      << exe.status();
+}
+
 // A let-bound closure that calls itself: in tail position a tail call of its own code
 // (100000 iterations, past the VM's call depth limit of 10000), elsewhere a call; as a
 // value, a closure of the same code and captured values.
@@ -358,7 +410,10 @@ TEST(CodegenTest, PlannedMemoryIsReusedAndGivesTheSameResults) {
     std::vector<Value> results;
     for (const int level : {0, 2}) {
       CodegenStats stats;
-      CompileOptions options{.opt_level = level, .codegen_stats = &stats};
+      CompileOptions options;
+      options.opt_level = level;
+      options.fuse = false;  // (fusion would make the chain one kernel)
+      options.codegen_stats = &stats;
       absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(mod, options);
       ASSERT_TRUE(spec.ok()) << spec.status();
       if (level == 2) {
@@ -377,7 +432,9 @@ TEST(CodegenTest, PlannedMemoryIsReusedAndGivesTheSameResults) {
           vm::Executable::Create(std::move(*spec), kernels::DefaultRegistry());
       ASSERT_TRUE(loaded.ok()) << loaded.status();
       const std::shared_ptr<const vm::Executable>& exe = *loaded;
-      if (level == 2) EXPECT_GT(CountOpcode(*exe, vm::Opcode::kKillRegister), 0);
+      if (level == 2) {
+        EXPECT_GT(CountOpcode(*exe, vm::Opcode::kKillRegister), 0);
+      }
       vm::VirtualMachine machine(exe);
       rng.seed(11);
       absl::StatusOr<Value> out = machine.Invoke("main", {Value(Tensor({8, 16}, rng))});
