@@ -1,13 +1,14 @@
 // vm_compile: compiles a model in Relay's text format into an executable file.
 //
 //   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ...]
-//              [--opt-level=0..3] [--dump-ir=PASS|all] [--dot=main.dot]
+//              [--opt-level=0..3] [--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]
 //
 // `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
 // the current directory). --dump-ir prints the module in the text format after the
-// named pass (parsed, typed, folded, simplified, cse, combined, dce) or after every pass, to
-// stdout; --dot
-// writes a Graphviz drawing of @main's dataflow as the last pass left it. Every
+// named pass (parsed, typed, folded, simplified, cse, combined, dce, fused) or after every
+// pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
+// @main's dataflow as the last pass left it; --stats prints what memory planning and
+// register allocation did to stderr. Every
 // error is one message on stderr and exit code 1; a bad command line exits with 2.
 // See docs/cli.md.
 #include <algorithm>
@@ -37,12 +38,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: vm_compile model.relay -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
-    "[--dump-ir=PASS|all] [--dot=main.dot]";
+    "[--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]";
 
 struct Args {
   std::string input, output, dump_ir, dot;
   std::vector<std::string> constants;
   int opt_level = 2;
+  bool fuse = true;
+  bool stats = false;
   bool help = false;
 };
 
@@ -57,6 +60,10 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       args.output = argv[++i];
     } else if (arg.starts_with("--const=")) {
       args.constants.emplace_back(arg.substr(8));
+    } else if (arg == "--no-fuse") {
+      args.fuse = false;
+    } else if (arg == "--stats") {
+      args.stats = true;
     } else if (arg.starts_with("--dot=")) {
       args.dot = std::string(arg.substr(6));
     } else if (arg.starts_with("--dump-ir=")) {
@@ -78,7 +85,10 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   if (args.input.empty()) return absl::InvalidArgumentError("missing the model (model.relay)");
   if (args.output.empty()) return absl::InvalidArgumentError("missing -o exe.fbs");
   if (!args.dump_ir.empty() && args.dump_ir != "all" && args.dump_ir != "parsed") {
-    const std::vector<std::string_view> passes = compiler::PassNames(args.opt_level);
+    compiler::CompileOptions options;
+    options.opt_level = args.opt_level;
+    options.fuse = args.fuse;
+    const std::vector<std::string_view> passes = compiler::PassNames(options);
     if (std::find(passes.begin(), passes.end(), args.dump_ir) == passes.end()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--dump-ir=%s: expected all, parsed or a pass run at --opt-level=%d (%s)", args.dump_ir,
@@ -98,7 +108,11 @@ absl::Status Run(const Args& args) {
   DYNVM_ASSIGN_OR_RETURN(const std::string text, ReadFileOrStdin(args.input));
   DYNVM_ASSIGN_OR_RETURN(const compiler::Module module,
                          compiler::ParseModule(text, constants, args.input));
-  compiler::CompileOptions options{.opt_level = args.opt_level};
+  compiler::CodegenStats stats;
+  compiler::CompileOptions options;
+  options.opt_level = args.opt_level;
+  options.fuse = args.fuse;
+  options.codegen_stats = &stats;
   std::optional<compiler::Module> last;  // what the last pass left, for --dot
   options.after_pass = [&](std::string_view pass, const compiler::Module& m) {
     if (!args.dot.empty()) last = m;
@@ -116,6 +130,17 @@ absl::Status Run(const Args& args) {
     std::ofstream dot(args.dot);
     dot << compiler::DataflowDot(*main, "main");
     if (!dot) return absl::PermissionDeniedError(absl::StrFormat("cannot write '%s'", args.dot));
+  }
+  if (args.stats) {
+    const compiler::MemoryPlanStats& m = stats.memory;
+    std::fprintf(stderr,
+                 "memory plan: %lld static tensors of %lld bytes in an arena of %lld bytes; "
+                 "%lld symbolic-size tensors in %lld storages\n"
+                 "registers: %lld values in %lld registers\n",
+                 static_cast<long long>(m.static_tensors), static_cast<long long>(m.static_bytes),
+                 static_cast<long long>(m.arena_bytes), static_cast<long long>(m.symbolic_tensors),
+                 static_cast<long long>(m.symbolic_storages), static_cast<long long>(stats.registers_before),
+                 static_cast<long long>(stats.registers_after));
   }
   return serializer::SaveExecutable(*spec, args.output);
 }

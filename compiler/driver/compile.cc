@@ -5,10 +5,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/passes/anf.h"
 #include "compiler/passes/combine_dense.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_constant.h"
+#include "compiler/passes/fuse_ops.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/type_infer.h"
 #include "vm/verifier.h"
@@ -24,10 +26,20 @@ absl::StatusOr<Module> CombineDense(const Module& module) {
   return FoldConstants(typed);
 }
 
+// Operators fused, and the module typed again: the relations check the fused calls
+// (a fused_elementwise program is parsed by its kernel).
+absl::StatusOr<Module> Fuse(const Module& module) {
+  DYNVM_ASSIGN_OR_RETURN(const Module fused, FuseOps(module));
+  return InferTypes(fused);
+}
+
+bool FusionEnabled(const CompileOptions& options) { return options.fuse; }
+
 struct Pass {
   std::string_view name;
   int min_level;
   absl::StatusOr<Module> (*run)(const Module&);
+  bool (*enabled)(const CompileOptions&) = nullptr;  // null: always, at min_level
 };
 
 constexpr Pass kPasses[] = {
@@ -37,14 +49,20 @@ constexpr Pass kPasses[] = {
     {"cse", 2, EliminateCommonSubexpressions},
     {"combined", 2, CombineDense},  // after CSE: equal denses are one, not two parts
     {"dce", 2, EliminateDeadCode},
+    {"fused", 1, Fuse, FusionEnabled},
+    {"anf", 0, ToANormalForm},  // the form code generation reads: a let per value
 };
+
+bool Runs(const Pass& pass, const CompileOptions& options) {
+  return options.opt_level >= pass.min_level && (pass.enabled == nullptr || pass.enabled(options));
+}
 
 }  // namespace
 
-std::vector<std::string_view> PassNames(int opt_level) {
+std::vector<std::string_view> PassNames(const CompileOptions& options) {
   std::vector<std::string_view> names;
   for (const Pass& pass : kPasses) {
-    if (opt_level >= pass.min_level) names.push_back(pass.name);
+    if (Runs(pass, options)) names.push_back(pass.name);
   }
   return names;
 }
@@ -57,7 +75,7 @@ absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const Com
   if (options.after_pass) options.after_pass("parsed", module);
   Module current = module;
   for (const Pass& pass : kPasses) {
-    if (options.opt_level < pass.min_level) continue;
+    if (!Runs(pass, options)) continue;
     DYNVM_ASSIGN_OR_RETURN(current, pass.run(current));
     if (options.after_pass) options.after_pass(pass.name, current);
   }

@@ -7,8 +7,9 @@
 //
 // Passes, in order (docs/compiler.md): "typed" (type inference, always), "folded"
 // (constant folding, opt_level >= 1), "simplified", "cse", "combined" (parallel dense
-// layers) and "dce" (>= 2), then code generation, with memory planning and register
-// allocation from opt_level 1. The result is verified before it is returned.
+// layers) and "dce" (>= 2), "fused" (operator fusion, >= 1 unless `fuse` is false),
+// "anf" (A-normal form, always), then code generation, with memory planning and
+// register allocation from opt_level 1. The result is verified before it is returned.
 #ifndef DYNVM_COMPILER_DRIVER_COMPILE_H_
 #define DYNVM_COMPILER_DRIVER_COMPILE_H_
 
@@ -25,14 +26,15 @@ namespace dynvm::compiler {
 
 struct CompileOptions {
   int opt_level = 2;  // 0..3
+  bool fuse = true;   // vm_compile --no-fuse clears it
   // Called with the module after each pass runs (and with "parsed" before any).
   std::function<void(std::string_view pass, const Module& module)> after_pass;
   // If set, receives what the bytecode passes did.
   CodegenStats* codegen_stats = nullptr;
 };
 
-// The names of the passes CompileModule runs at `opt_level`, in order.
-std::vector<std::string_view> PassNames(int opt_level);
+// The names of the passes CompileModule runs with `options`, in order.
+std::vector<std::string_view> PassNames(const CompileOptions& options);
 
 absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const CompileOptions& options);
 

@@ -11,7 +11,7 @@ namespace {
 
 class Rewriter {
  public:
-  explicit Rewriter(const RewriteFn& fn) : fn_(fn) {}
+  explicit Rewriter(const RewriteWithOriginalFn& fn) : fn_(fn) {}
 
   absl::StatusOr<Expr> Visit(const Expr& e);
 
@@ -21,7 +21,7 @@ class Rewriter {
   absl::StatusOr<Expr> Apply(const Expr& original, const Expr& rebuilt);
   absl::StatusOr<Expr> VisitLetChain(const Expr& e);
 
-  const RewriteFn& fn_;
+  const RewriteWithOriginalFn& fn_;
   absl::flat_hash_map<uintptr_t, Expr> done_;
 };
 
@@ -40,7 +40,7 @@ absl::StatusOr<Expr> Rewriter::Apply(const Expr& original, const Expr& rebuilt) 
   const Expr input = rebuilt.same_as(original) || !original.checked_type()
                          ? rebuilt
                          : rebuilt.WithType(*original.checked_type());
-  DYNVM_ASSIGN_OR_RETURN(Expr out, fn_(input));
+  DYNVM_ASSIGN_OR_RETURN(Expr out, fn_(original, input));
   if (!out.checked_type() && original.checked_type()) out = out.WithType(*original.checked_type());
   done_[original.identity()] = out;
   return out;
@@ -109,8 +109,13 @@ absl::StatusOr<Expr> Rewriter::Visit(const Expr& e) {
 
 }  // namespace
 
-absl::StatusOr<Expr> RewriteBottomUp(const Expr& e, const RewriteFn& fn) {
+absl::StatusOr<Expr> RewriteBottomUp(const Expr& e, const RewriteWithOriginalFn& fn) {
   return Rewriter(fn).Visit(e);
+}
+
+absl::StatusOr<Expr> RewriteBottomUp(const Expr& e, const RewriteFn& fn) {
+  const RewriteWithOriginalFn with_original = [&](const Expr&, const Expr& rebuilt) { return fn(rebuilt); };
+  return Rewriter(with_original).Visit(e);
 }
 
 }  // namespace dynvm::compiler

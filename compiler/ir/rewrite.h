@@ -26,6 +26,13 @@ using RewriteFn = std::function<absl::StatusOr<Expr>(const Expr&)>;
 
 absl::StatusOr<Expr> RewriteBottomUp(const Expr& e, const RewriteFn& fn);
 
+// The same walk, for passes that decide on the original graph (use counts, groups) and
+// rewrite the new one: `fn` receives the original node as well.
+using RewriteWithOriginalFn =
+    std::function<absl::StatusOr<Expr>(const Expr& original, const Expr& rebuilt)>;
+
+absl::StatusOr<Expr> RewriteBottomUp(const Expr& e, const RewriteWithOriginalFn& fn);
+
 }  // namespace dynvm::compiler
 
 #endif  // DYNVM_COMPILER_IR_REWRITE_H_

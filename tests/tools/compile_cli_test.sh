@@ -36,6 +36,20 @@ done
 [ "$(grep -c 'nn.dense' "$TMP/ir")" -eq 1 ] || fail "dce dump has $(grep -c nn.dense "$TMP/ir") dense calls"
 grep -q 'exp(' "$TMP/ir" && fail "dce dump still computes the unused exp"
 
+# Fusion: the add and the relu after the (one, after CSE) dense become one
+# fused_elementwise, unless --no-fuse; --dump-ir=fused needs fusion.
+"$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --dump-ir=fused \
+  --stats > "$TMP/ir" 2> "$TMP/stats" || fail "--dump-ir=fused"
+grep -qF 'fused_elementwise(%0, program="t0 = add(i0, i0); t1 = nn.relu(t0)")' "$TMP/ir" \
+  || fail "fused dump: $(cat "$TMP/ir")"
+grep -q 'registers: [0-9]* values in [0-9]* registers' "$TMP/stats" || fail "--stats printed $(cat "$TMP/stats")"
+"$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --no-fuse --dump-ir=anf \
+  > "$TMP/ir" || fail "--no-fuse --dump-ir=anf"
+grep -q 'nn.relu(' "$TMP/ir" || fail "--no-fuse dump lost nn.relu: $(cat "$TMP/ir")"
+"$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --no-fuse --dump-ir=fused \
+  > /dev/null 2> "$TMP/err"
+[ $? -eq 2 ] || fail "--dump-ir=fused with --no-fuse should exit 2"
+
 # The dataflow drawing: one dense box, the input tensor with its type.
 "$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --dot="$TMP/main.dot" \
   || fail "--dot"

@@ -106,6 +106,13 @@ const std::map<std::string, Generator>& Generators() {
       (*g)[op] = Binary(DType::kF32);
     }
     for (const char* op : {"logical_and", "logical_or", "logical_xor"}) (*g)[op] = Binary(DType::kBool);
+    // Three inputs broadcast together, each read by the program.
+    (*g)["fused_elementwise"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      return Case{{{DType::kF32, s}, {DType::kF32, BroadcastPartner(rng, s)},
+                   {DType::kF32, BroadcastPartner(rng, s)}},
+                  {{"program", std::string("t0 = add(i0, i1); t1 = multiply(t0, i2)")}}};
+    };
     (*g)["where"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 0, 3);
       return Case{{{DType::kBool, BroadcastPartner(rng, s)}, {DType::kF32, s},
