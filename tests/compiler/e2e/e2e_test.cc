@@ -11,6 +11,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/relay_text/parser.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel.h"
 #include "objects/adt.h"
@@ -24,7 +25,16 @@ namespace {
 
 using Matrix = std::vector<double>;  // row-major
 
-std::shared_ptr<const vm::Executable> CompileFile(const std::string& name) {
+// The pipelines every program runs through: each optimisation level, and the default
+// without fusion.
+struct Pipeline {
+  int opt_level;
+  bool fuse;
+};
+
+class EndToEndTest : public ::testing::TestWithParam<Pipeline> {};
+
+std::shared_ptr<const vm::Executable> CompileFile(const std::string& name, const Pipeline& pipeline) {
   const std::string path = std::string(DYNVM_E2E_DIR) + "/" + name;
   absl::StatusOr<std::string> text = tools::ReadFileOrStdin(path);
   EXPECT_TRUE(text.ok()) << text.status();
@@ -32,7 +42,10 @@ std::shared_ptr<const vm::Executable> CompileFile(const std::string& name) {
   absl::StatusOr<Module> mod = ParseModule(*text, {}, path);
   EXPECT_TRUE(mod.ok()) << mod.status();
   if (!mod.ok()) return nullptr;
-  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
+  CompileOptions options;
+  options.opt_level = pipeline.opt_level;
+  options.fuse = pipeline.fuse;
+  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, options);
   EXPECT_TRUE(spec.ok()) << spec.status();
   if (!spec.ok()) return nullptr;
   absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
@@ -87,8 +100,8 @@ void ExpectNear(const NDArrayObj& got, const Matrix& want, double tolerance) {
   }
 }
 
-TEST(EndToEndTest, MutualRecursionInTailPosition) {
-  const auto exe = CompileFile("mutual_recursion.relay");
+TEST_P(EndToEndTest, MutualRecursionInTailPosition) {
+  const auto exe = CompileFile("mutual_recursion.relay", GetParam());
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
   for (int64_t n : {0, 1, 10, 100001}) {  // 100001 frames would pass the depth limit
@@ -98,8 +111,8 @@ TEST(EndToEndTest, MutualRecursionInTailPosition) {
   }
 }
 
-TEST(EndToEndTest, ListsOfTensors) {
-  const auto exe = CompileFile("lists.relay");
+TEST_P(EndToEndTest, ListsOfTensors) {
+  const auto exe = CompileFile("lists.relay", GetParam());
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
   std::mt19937 rng(1);
@@ -124,8 +137,8 @@ TEST(EndToEndTest, ListsOfTensors) {
 }
 
 // Random trees of 1 to 15 nodes with [1, 8] tensors; the cell computed here in double.
-TEST(EndToEndTest, TreeSizeAndRecursiveCell) {
-  const auto exe = CompileFile("tree.relay");
+TEST_P(EndToEndTest, TreeSizeAndRecursiveCell) {
+  const auto exe = CompileFile("tree.relay", GetParam());
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
   std::mt19937 rng(2);
@@ -162,8 +175,8 @@ TEST(EndToEndTest, TreeSizeAndRecursiveCell) {
   }
 }
 
-TEST(EndToEndTest, AttentionAtEveryLengthFromOneExecutable) {
-  const auto exe = CompileFile("attention.relay");
+TEST_P(EndToEndTest, AttentionAtEveryLengthFromOneExecutable) {
+  const auto exe = CompileFile("attention.relay", GetParam());
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
   std::mt19937 rng(3);
@@ -209,8 +222,8 @@ TEST(EndToEndTest, AttentionAtEveryLengthFromOneExecutable) {
   }
 }
 
-TEST(EndToEndTest, DataDependentShapes) {
-  const auto exe = CompileFile("nonzero.relay");
+TEST_P(EndToEndTest, DataDependentShapes) {
+  const auto exe = CompileFile("nonzero.relay", GetParam());
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
   std::mt19937 rng(4);
@@ -225,6 +238,13 @@ TEST(EndToEndTest, DataDependentShapes) {
     ExpectNear(*out->As<NDArrayObj>(), want, 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, EndToEndTest,
+                         ::testing::Values(Pipeline{0, true}, Pipeline{1, true}, Pipeline{2, true},
+                                           Pipeline{2, false}),
+                         [](const ::testing::TestParamInfo<Pipeline>& info) {
+                           return absl::StrCat("O", info.param.opt_level, info.param.fuse ? "" : "NoFuse");
+                         });
 
 }  // namespace
 }  // namespace dynvm::compiler
