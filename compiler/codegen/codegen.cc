@@ -479,7 +479,7 @@ uint32_t FunctionGen::AllocStatic(const Type& t) {
 std::optional<uint32_t> FunctionGen::AllocSymbolic(const Type& t) {
   Dim bytes(static_cast<int64_t>(DTypeSize(t.dtype())));
   std::vector<int64_t> dims;
-  std::string key = "shape";
+  std::string key = "#shape";  // not an identifier: no symbol's key
   for (const Dim& d : t.shape()) {
     const std::optional<uint32_t> r = LowerDim(d);
     if (!r) return std::nullopt;
@@ -563,7 +563,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   std::vector<int64_t> operands(args.begin(), args.end());
   operands.insert(operands.end(), results.begin(), results.end());
   Emit(Opcode::kInvokePacked, {kernel, static_cast<int64_t>(outputs.size())}, std::move(operands));
-  if (outputs.size() == 1) return results[0];
+  if (type.kind() != TypeKind::kTuple) return results[0];
   const uint32_t tuple = NewRegister();
   Emit(Opcode::kAllocADT, {tuple, 0}, {results.begin(), results.end()});
   return tuple;

@@ -89,6 +89,7 @@ bool IsPure(Opcode op) {
     case Opcode::kAllocADT:
     case Opcode::kAllocClosure:
     case Opcode::kShapeOf:
+    case Opcode::kDim:
     case Opcode::kMakeShape:
     case Opcode::kAddI:
     case Opcode::kMulI:
@@ -98,8 +99,10 @@ bool IsPure(Opcode op) {
     case Opcode::kNeI:
     case Opcode::kLtI:
     case Opcode::kLeI: return true;
-    // get_field, dim, subi, divi, modi and the rest can fail at run time (a bad index,
-    // overflow, a zero divisor): removing them would hide the error.
+    // Their failures (an allocation too large, overflow of shape arithmetic) only matter
+    // for a result someone reads (dim of a parameter reads an extent the signature or
+    // the types guarantee). get_field, divi and modi stay: they check what
+    // the program computed (an index, a zero divisor), and calls have effects.
     default: return false;
   }
 }

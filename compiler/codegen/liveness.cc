@@ -63,6 +63,16 @@ void Liveness::ForEachInstruction(
   }
 }
 
+void Liveness::ForEachInstructionRemoving(
+    const std::function<bool(size_t, const RegisterSet&)>& remove) const {
+  for (size_t b = 0; b + 1 < starts_.size(); ++b) {
+    RegisterSet live = live_out_[b];
+    for (size_t i = starts_[b + 1]; i-- > starts_[b];) {
+      if (!remove(i, live)) StepBackward(f_.code[i], live);
+    }
+  }
+}
+
 const RegisterSet& Liveness::LiveInAtBlockStart(size_t at) const { return live_in_[block_of_[at]]; }
 
 }  // namespace dynvm::compiler

@@ -57,6 +57,10 @@ class Liveness {
   // Calls `visit(at, live_out)` for every instruction, each block's backward, with the
   // registers live after instruction `at`.
   void ForEachInstruction(const std::function<void(size_t, const RegisterSet&)>& visit) const;
+  // The same walk, where `remove(at, live_out)` may drop the instruction: a dropped
+  // instruction reads nothing, so what only it read is dead before it. Block boundaries
+  // keep the liveness computed with every instruction.
+  void ForEachInstructionRemoving(const std::function<bool(size_t, const RegisterSet&)>& remove) const;
   // The registers live before instruction `at`, which must begin a block (a jump
   // target, the first instruction, or one after a jump).
   const RegisterSet& LiveInAtBlockStart(size_t at) const;

@@ -78,6 +78,7 @@ std::vector<Candidate> FindCandidates(const FunctionCode& f, const DefUse& du) {
     const auto bytes = static_cast<uint32_t>(alloc->operands[1]);
     const Instruction* constant = du.SingleDef(f, bytes, Opcode::kLoadConsti);
     const bool is_static = inst.op == Opcode::kAllocTensor && constant != nullptr;
+    if (!is_static && du.defs[bytes] > 1) continue;  // sharing needs one value per register
     found.push_back({at, du.def_at[storage], tensor, bytes, is_static ? constant->operands[1] : -1});
   }
   return found;

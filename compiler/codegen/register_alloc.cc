@@ -46,13 +46,18 @@ void AddOnce(std::vector<Instruction>& kills, uint32_t r) {
 }
 
 // A kill just before a write of the same register: the write releases the old value.
+// (Not before a call: its result is written when the callee returns, and the old value
+// would live through the call.)
 void RemoveRedundantKills(FunctionCode& f) {
   std::vector<bool> keep(f.code.size(), true);
   for (size_t i = 0; i < f.code.size(); ++i) {
     if (f.code[i].op != Opcode::kKillRegister) continue;
     size_t next = i + 1;
     while (next < f.code.size() && f.code[next].op == Opcode::kKillRegister) ++next;
-    if (next == f.code.size()) continue;
+    if (next == f.code.size() || f.code[next].op == Opcode::kInvoke ||
+        f.code[next].op == Opcode::kInvokeClosure) {
+      continue;
+    }
     const auto r = static_cast<uint32_t>(f.code[i].operands[0]);
     const std::vector<uint32_t> defs = DefinedRegisters(f.code[next]);
     const std::vector<uint32_t> uses = UsedRegisters(f.code[next]);
@@ -65,17 +70,21 @@ void RemoveRedundantKills(FunctionCode& f) {
 }  // namespace
 
 void RemoveDeadCode(FunctionCode& f) {
+  // A round removes whole dead chains within each block; another round is needed only
+  // for chains that cross blocks.
   for (bool changed = true; changed;) {
     changed = false;
     std::vector<bool> keep(f.code.size(), true);
-    Liveness(f).ForEachInstruction([&](size_t at, const RegisterSet& live_out) {
+    Liveness(f).ForEachInstructionRemoving([&](size_t at, const RegisterSet& live_out) {
       const Instruction& inst = f.code[at];
-      if (!IsPure(inst.op)) return;
+      if (!IsPure(inst.op)) return false;
       const std::vector<uint32_t> defs = DefinedRegisters(inst);
-      if (std::none_of(defs.begin(), defs.end(), [&](uint32_t r) { return live_out.contains(r); })) {
-        keep[at] = false;
-        changed = true;
+      if (std::any_of(defs.begin(), defs.end(), [&](uint32_t r) { return live_out.contains(r); })) {
+        return false;
       }
+      keep[at] = false;
+      changed = true;
+      return true;
     });
     if (changed) Rewrite(f, keep, {});
   }

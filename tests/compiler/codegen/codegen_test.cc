@@ -361,6 +361,25 @@ TEST(CodegenTest, RecursiveClosures) {
   EXPECT_EQ(*pair->fields()[1].As<NDArrayObj>()->data_as<int64_t>(), 3628800);
 }
 
+// An operator whose type is a tuple of one tensor gives a tuple, as its type says.
+TEST(CodegenTest, OneOutputTuplesStayTuples) {
+  std::mt19937 rng(12);
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(
+    def @main(%x: Tensor[(4), float32]) {
+      %0 = split(%x, indices_or_sections=1);
+      (exp(%0.0), %0)
+    })");
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  vm::VirtualMachine machine(*exe);
+  const NDArray x = Tensor({4}, rng);
+  absl::StatusOr<Value> out = machine.Invoke("main", {Value(x)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const ADTObj* parts = out->As<ADTObj>()->fields()[1].As<ADTObj>();
+  ASSERT_NE(parts, nullptr);
+  ASSERT_EQ(parts->size(), 1u);
+  EXPECT_EQ(parts->fields()[0].As<NDArrayObj>()->data_as<float>()[2], x->data_as<float>()[2]);
+}
+
 // Symbolic output shapes are computed by integer instructions from the input's extents,
 // not by shape functions; the shapes are right at every length, 0 included.
 TEST(CodegenTest, SymbolicShapesLowerToIntegerArithmetic) {
