@@ -9,10 +9,15 @@
 // iteration, to compare with BM_MemoryBandwidth (bench_gemm.cc); compute-bound ones
 // (attention, convolution, LSTM) report "GFLOPS", to compare with BM_FmaPeak.
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bench/kernel_bench_util.h"
 #include "benchmark/benchmark.h"
+#include "objects/allocator.h"
 
 namespace dynvm::kernels::bench {
 namespace {
@@ -25,6 +30,91 @@ void BM_Softmax(benchmark::State& state) {
   state.counters["GBps"] = Giga(2.0 * 4 * 12 * seq * seq);
 }
 BENCHMARK(BM_Softmax)->Arg(128)->Arg(384)->UseRealTime();
+
+// One kernel of a chain run as separate calls; `args` index the chain's values: its
+// inputs, then the results of the steps before.
+struct ChainStep {
+  const char* kernel;
+  Attrs attrs;
+  std::vector<int> args;
+};
+
+// Calls the kernels of `steps` in turn on 2 threads, as an unfused executable does: each
+// result is written to a tensor allocated once and read back by the next kernel.
+void RunChain(benchmark::State& state, const std::vector<ChainStep>& steps,
+              std::vector<NDArray> values) {
+  std::vector<BoundKernel> kernels;
+  std::vector<std::vector<NDArrayObj*>> args;
+  for (const ChainStep& step : steps) {
+    absl::StatusOr<BoundKernel> kernel = DefaultRegistry().Bind(
+        step.kernel, step.attrs, static_cast<int>(step.args.size()), /*num_outputs=*/1);
+    std::vector<NDArrayObj*> step_args;
+    for (int v : step.args) step_args.push_back(values[v].get());
+    Shape shape;
+    const absl::Status inferred =
+        kernel.ok() ? kernel->InferShapes(step_args.data(), &shape) : kernel.status();
+    if (!inferred.ok()) {
+      state.SkipWithError(inferred.ToString().c_str());
+      return;
+    }
+    values.push_back(*NDArrayObj::Empty(shape, DType::kF32, MakeNaiveAllocator()));
+    step_args.push_back(values.back().get());
+    kernels.push_back(*std::move(kernel));
+    args.push_back(std::move(step_args));
+  }
+  ThreadPool& pool = BenchPool(2);
+  for (auto _ : state) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const absl::Status status = kernels[i].Call(args[i].data(), pool);
+      if (!status.ok()) {
+        state.SkipWithError(status.ToString().c_str());
+        return;
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["threads"] = pool.num_threads();
+}
+
+// BERT-base's attention probabilities, softmax(scores * 0.125 + mask) over [12, seq,
+// seq] scores and a [1, 1, seq] padding mask, three ways: variant 0 runs multiply, add
+// and nn.softmax; 1 runs fused_elementwise and nn.softmax; 2 runs nn.softmax with the
+// chain as its prologue, whose result never reaches memory. GBps counts the one-call
+// traffic (scores read, probabilities written) for all three, so that rates compare
+// as times do.
+void BM_SoftmaxPrologue(benchmark::State& state) {
+  const int64_t seq = state.range(0);
+  const std::string program = "t0 = multiply(i0, 0.125); t1 = add(t0, i1)";
+  std::vector<NDArray> inputs = {RandomTensor({12, seq, seq}, 1), RandomTensor({1, 1, seq}, 2)};
+  switch (state.range(1)) {
+    case 0: {
+      NDArray scale = *NDArrayObj::Empty({}, DType::kF32, MakeNaiveAllocator());
+      *scale->data_as<float>() = 0.125f;
+      inputs.push_back(std::move(scale));
+      RunChain(state,
+               {{"multiply", {}, {0, 2}}, {"add", {}, {3, 1}}, {"nn.softmax", {}, {4}}},
+               std::move(inputs));
+      break;
+    }
+    case 1:
+      RunChain(state,
+               {{"fused_elementwise", {{"program", program}}, {0, 1}}, {"nn.softmax", {}, {2}}},
+               std::move(inputs));
+      break;
+    default: {
+      BoundCall call("nn.softmax", {{"prologue", program}}, std::move(inputs));
+      RunLoop(state, call, BenchPool(2));
+    }
+  }
+  state.counters["GBps"] = Giga(2.0 * 4 * 12 * seq * seq);
+  state.SetLabel(state.range(1) == 0   ? "multiply+add+softmax"
+                 : state.range(1) == 1 ? "fused_elementwise+softmax"
+                                       : "softmax with prologue");
+}
+BENCHMARK(BM_SoftmaxPrologue)
+    ->ArgsProduct({{128, 384}, {0, 1, 2}})
+    ->ArgNames({"seq", "variant"})
+    ->UseRealTime();
 
 // BERT-base's layer norm over [seq, 768].
 void BM_LayerNorm(benchmark::State& state) {

@@ -21,6 +21,11 @@
 // gathered row by row (Access). A value that is one repeated value (a literal, a
 // broadcast input, or what is computed from them) is computed once per block, not per
 // element.
+//
+// A call makes a Plan (the loop, the grid, each input's access) and runs the grid's
+// blocks in parallel. FusedProgram (the header) runs the same plan for other kernels,
+// which ask for ranges of the output one thread at a time (RangeEvaluator): a range's
+// whole rows run as the grid's blocks would, partial rows run by run.
 #include "kernels/fused_elementwise.h"
 
 #include <algorithm>
@@ -165,6 +170,7 @@ struct Program {
   std::vector<float> literals;  // value kLiteralBase + j
   int num_inputs = 0;           // 1 + the highest input read
   int num_buffers = 0;
+  std::string attr;             // the attribute holding it, for messages
 };
 
 // A parsed argument.
@@ -324,11 +330,12 @@ void AssignBuffers(Program& program) {
   }
 }
 
-absl::StatusOr<Program> ParseProgram(absl::string_view text) {
+// `text`, the value of attribute `attr`, parsed and checked.
+absl::StatusOr<Program> ParseProgram(absl::string_view text, absl::string_view attr) {
   if (absl::StripAsciiWhitespace(text).empty()) {
-    return absl::InvalidArgumentError(
-        "attribute 'program' is empty: expected statements such as \"t0 = add(i0, i1); "
-        "t1 = tanh(t0)\"");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "attribute '%s' is empty: expected statements such as \"t0 = add(i0, i1); "
+        "t1 = tanh(t0)\"", attr));
   }
   const std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
   if (parts.size() > kMaxStatements) {
@@ -336,6 +343,7 @@ absl::StatusOr<Program> ParseProgram(absl::string_view text) {
         "program has %d statements, at most %d", parts.size(), kMaxStatements));
   }
   Program program;
+  program.attr = std::string(attr);
   for (size_t k = 0; k < parts.size(); ++k) {
     const absl::string_view statement = absl::StripAsciiWhitespace(parts[k]);
     absl::Status status = ParseStatement(static_cast<int>(k), statement, program);
@@ -354,7 +362,7 @@ absl::StatusOr<Program> ParseProgram(absl::string_view text) {
 absl::StatusOr<std::shared_ptr<const void>> BindFused(const Attrs& attrs) {
   DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"program"}));
   DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "program"));
-  DYNVM_ASSIGN_OR_RETURN(Program program, ParseProgram(text));
+  DYNVM_ASSIGN_OR_RETURN(Program program, ParseProgram(text, "program"));
   return std::shared_ptr<const void>(std::make_shared<const Program>(std::move(program)));
 }
 
@@ -381,7 +389,7 @@ struct BlockGrid {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The grid of an output of `total` > 0 elements in rows of `row`.
+// The grid of an output of `total` elements in rows of `row` (both > 0).
 BlockGrid MakeBlockGrid(int64_t row, int64_t total) {
   if (2 * row > kBlock) {
     const int64_t per_row = CeilDiv(row, kBlock);
@@ -410,44 +418,18 @@ struct Inputs {
   bool gathers;  // some input is kGather (so the loop has rank >= 2)
 };
 
-// Sets values[k] of the inputs read in place or gathered for block [begin, end): on cut
-// rows, from the block's one run of `loop`; on grouped rows, dense inputs in place and
-// the others gathered row by row, walking `rows` (`loop` without its innermost axis),
-// into `gather` (kBlock floats per input).
+// One call's evaluation, for programs of at most N inputs: the broadcast loop over the
+// inputs, its grid of blocks, and how blocks read each input.
 template <size_t N>
-void LoadInputs(const BroadcastLoop<N>& loop, const BroadcastLoop<N>& rows, const Inputs<N>& in,
-                int64_t begin, int64_t end, float* gather, Value* values) {
-  const std::array<int64_t, N> inner = loop.inner_strides();
-  if (in.access[0] == Access::kRun) {  // then all are
-    ForEachBroadcastRun(loop, begin, end, [&](const std::array<int64_t, N>& offsets, int64_t,
-                                              int64_t) {
-      for (int k = 0; k < in.count; ++k) values[k] = {in.data[k] + offsets[k], inner[k]};
-    });
-    return;
-  }
-  for (int k = 0; k < in.count; ++k) {
-    if (in.access[k] == Access::kDense) values[k] = {in.data[k] + begin, 1};
-    if (in.access[k] == Access::kGather) values[k] = {gather + k * kBlock, 1};
-  }
-  if (!in.gathers) return;
-  const int64_t row = loop.extents[loop.rank - 1];
-  const std::array<int64_t, N> row_strides = rows.inner_strides();
-  ForEachBroadcastRun(rows, begin / row, end / row, [&](const std::array<int64_t, N>& offsets,
-                                                        int64_t first_row, int64_t num_rows) {
-    for (int k = 0; k < in.count; ++k) {
-      if (in.access[k] != Access::kGather) continue;
-      const float* src = in.data[k] + offsets[k];
-      float* dst = gather + k * kBlock + (first_row * row - begin);
-      for (int64_t r = 0; r < num_rows; ++r, src += row_strides[k], dst += row) {
-        if (inner[k] != 0) {
-          std::memcpy(dst, src, row * sizeof(float));
-        } else {
-          std::fill_n(dst, row, *src);
-        }
-      }
-    }
-  });
-}
+struct Plan {
+  const Program* program;
+  const VUnaryUkernel* vunary;  // the unary microkernel table
+  BroadcastLoop<N> loop;
+  BroadcastLoop<N> rows;  // `loop` without its innermost axis, if some input is gathered
+  int64_t row;            // extent of the loop's innermost axis (1 for an empty output)
+  BlockGrid grid;
+  Inputs<N> in;
+};
 
 // `loop` without its innermost axis, of rank >= 2: a loop over its rows, whose strides
 // are any.
@@ -457,22 +439,6 @@ BroadcastLoop<N> RowLoop(const BroadcastLoop<N>& loop) {
   rows.rank = loop.rank - 1;
   rows.num_elements = loop.num_elements / loop.extents[loop.rank - 1];
   return rows;
-}
-
-// Sets values[k] of the inputs that are the same for every block: kUniform, and kTiled
-// tiled into `gather`.
-template <size_t N>
-void LoadFixedInputs(const Inputs<N>& in, const BlockGrid& grid, int64_t row, float* gather,
-                     Value* values) {
-  for (int k = 0; k < in.count; ++k) {
-    if (in.access[k] == Access::kUniform) values[k] = {in.data[k], 0};
-    if (in.access[k] != Access::kTiled) continue;
-    float* dst = gather + k * kBlock;
-    for (int64_t j = 0; j < grid.size; j += row) {
-      std::memcpy(dst + j, in.data[k], row * sizeof(float));
-    }
-    values[k] = {dst, 1};
-  }
 }
 
 // How blocks of `grid` read input `k` of `loop`, which has `num_elements`.
@@ -487,18 +453,70 @@ Access ChooseAccess(const BroadcastLoop<N>& loop, const BlockGrid& grid, int k,
   return rows_alike ? Access::kTiled : Access::kGather;
 }
 
-// Runs `program` over one block of `n` elements, its inputs in `values`, writing
-// out[0, n). Temporaries live in `buffers` (kBlock floats each).
-void RunBlock(const Program& program, const VUnaryUkernel* vunary, int64_t n, Value* values,
-              float* buffers, float* out) {
+// The plan of `program` over `inputs` broadcast to `shape`.
+template <size_t N>
+void MakePlan(const Program& program, absl::Span<NDArrayObj* const> inputs,
+              absl::Span<const int64_t> shape, Plan<N>& plan) {
+  std::array<absl::Span<const int64_t>, N> shapes;  // absent inputs: rank 0, never advance
+  for (int k = 0; k < program.num_inputs; ++k) shapes[k] = inputs[k]->shape();
+  plan.program = &program;
+  plan.vunary = elementwise::GetElementwiseMicrokernels().vunary;
+  plan.loop = MakeBroadcastLoop<N>(shapes, shape);
+  const int64_t total = plan.loop.num_elements;
+  plan.row = total == 0 ? 1 : plan.loop.extents[plan.loop.rank - 1];
+  plan.grid = MakeBlockGrid(plan.row, total);
+  plan.in = Inputs<N>{program.num_inputs, {}, {}, false};
+  for (int k = 0; k < plan.in.count; ++k) {
+    plan.in.data[k] = inputs[k]->data_as<float>();
+    plan.in.access[k] = ChooseAccess(plan.loop, plan.grid, k, inputs[k]->num_elements());
+    plan.in.gathers = plan.in.gathers || plan.in.access[k] == Access::kGather;
+  }
+  plan.rows = plan.in.gathers ? RowLoop(plan.loop) : plan.loop;
+}
+
+// What a task of a call works in: the program's values as a block sees them, and the
+// calling thread's block buffers.
+struct Workspace {
+  float* buffers;  // the temporaries' block buffers (kBlock floats each)
+  float* gather;   // kBlock floats per input, for gathered and tiled inputs
+  Value values[kMaxValues];
+};
+
+// Sets up `ws` for a task of `plan` whose grouped blocks have at most `tile` elements
+// (a multiple of the row, at most the grid's block size): literals, and kTiled inputs
+// tiled once into `gather`.
+template <size_t N>
+void StartTask(const Plan<N>& plan, int64_t tile, Workspace& ws) {
+  const Program& program = *plan.program;
+  thread_local internal::ScratchBuffer scratch;
+  ws.buffers = scratch.As<float>((program.num_buffers + plan.in.count) * kBlock);
+  ws.gather = ws.buffers + program.num_buffers * kBlock;
+  for (size_t j = 0; j < program.literals.size(); ++j) {
+    ws.values[kLiteralBase + j] = {&program.literals[j], 0};
+  }
+  for (int k = 0; k < plan.in.count; ++k) {
+    if (plan.in.access[k] != Access::kTiled) continue;
+    float* dst = ws.gather + k * kBlock;
+    for (int64_t j = 0; j < tile; j += plan.row) {
+      std::memcpy(dst + j, plan.in.data[k], plan.row * sizeof(float));
+    }
+  }
+}
+
+// Runs the program over one block of `n` elements, its inputs in ws.values, writing
+// out[0, n).
+template <size_t N>
+void RunBlock(const Plan<N>& plan, int64_t n, Workspace& ws, float* out) {
+  const Program& program = *plan.program;
+  Value* values = ws.values;
   const size_t last = program.statements.size() - 1;
   for (size_t k = 0; k <= last; ++k) {
     const Statement& s = program.statements[k];
-    float* dst = k == last ? out : buffers + s.buffer * kBlock;
+    float* dst = k == last ? out : ws.buffers + s.buffer * kBlock;
     const Value a = values[s.args[0]];
     int64_t stride = a.stride;
     if (s.binary == nullptr) {
-      vunary[static_cast<int>(s.unary)](stride != 0 ? n : 1, a.p, dst, &s.params);
+      plan.vunary[static_cast<int>(s.unary)](stride != 0 ? n : 1, a.p, dst, &s.params);
     } else {
       const Value b = values[s.args[1]];
       stride |= b.stride;
@@ -509,66 +527,171 @@ void RunBlock(const Program& program, const VUnaryUkernel* vunary, int64_t n, Va
   if (values[kTempBase + last].stride == 0) std::fill(out + 1, out + n, out[0]);
 }
 
-// Evaluates `program` into `out` of `shape`, the broadcast of `inputs`' shapes, for
-// programs of at most N inputs.
+// Output elements [begin, end) into out[0, end - begin), run by run of the loop's
+// innermost axis, each cut into equal blocks of at most kBlock: within a run every
+// input is read in place or is one value repeated, whatever the inputs' accesses.
 template <size_t N>
-void Evaluate(const Program& program, absl::Span<NDArrayObj* const> inputs,
-              absl::Span<const int64_t> shape, int64_t total, float* out, ThreadPool& pool) {
-  std::array<absl::Span<const int64_t>, N> shapes;  // absent inputs: rank 0, never advance
-  for (int k = 0; k < program.num_inputs; ++k) shapes[k] = inputs[k]->shape();
-  const BroadcastLoop<N> loop = MakeBroadcastLoop<N>(shapes, shape);
-  const int64_t row = loop.extents[loop.rank - 1];
-  const BlockGrid grid = MakeBlockGrid(row, total);
-  Inputs<N> in{program.num_inputs, {}, {}, false};
-  for (int k = 0; k < in.count; ++k) {
-    in.data[k] = inputs[k]->data_as<float>();
-    in.access[k] = ChooseAccess(loop, grid, k, inputs[k]->num_elements());
-    in.gathers = in.gathers || in.access[k] == Access::kGather;
-  }
-  const BroadcastLoop<N> rows = in.gathers ? RowLoop(loop) : loop;
-  const VUnaryUkernel* vunary = elementwise::GetElementwiseMicrokernels().vunary;
-  // Each statement costs about as much as streaming one more array.
-  const int64_t bytes_per_element =
-      sizeof(float) * (in.count + 1 + static_cast<int64_t>(program.statements.size()));
-  const int64_t grain = CeilDiv(internal::GrainForBytes(bytes_per_element), grid.size);
-  pool.ParallelFor(grid.count, grain, [&](int64_t first, int64_t last) {
-    thread_local internal::ScratchBuffer scratch;
-    float* buffers = scratch.As<float>((program.num_buffers + in.count) * kBlock);
-    float* gather = buffers + program.num_buffers * kBlock;
-    Value values[kMaxValues];
-    for (size_t j = 0; j < program.literals.size(); ++j) {
-      values[kLiteralBase + j] = {&program.literals[j], 0};
-    }
-    LoadFixedInputs(in, grid, row, gather, values);
-    for (int64_t i = first; i < last; ++i) {
-      const auto [begin, end] = grid.Block(i);
-      LoadInputs(loop, rows, in, begin, end, gather, values);
-      RunBlock(program, vunary, end - begin, values, buffers, out + begin);
+void RunRuns(const Plan<N>& plan, int64_t begin, int64_t end, Workspace& ws, float* out) {
+  const std::array<int64_t, N> inner = plan.loop.inner_strides();
+  ForEachBroadcastRun(plan.loop, begin, end, [&](const std::array<int64_t, N>& offsets,
+                                                 int64_t pos, int64_t n) {
+    const int64_t size = CeilDiv(n, CeilDiv(n, kBlock));
+    for (int64_t j = 0; j < n; j += size) {
+      for (int k = 0; k < plan.in.count; ++k) {
+        ws.values[k] = {plan.in.data[k] + offsets[k] + j * inner[k], inner[k]};
+      }
+      RunBlock(plan, std::min(size, n - j), ws, out + (pos - begin) + j);
     }
   });
 }
 
+// Block [begin, end) of whole rows (grouped rows) into out[0, end - begin): dense
+// inputs in place, uniform ones as their value, tiled ones as StartTask tiled them,
+// gathered ones row by row, walking plan.rows, into ws.gather.
+template <size_t N>
+void RunGroupedBlock(const Plan<N>& plan, int64_t begin, int64_t end, Workspace& ws,
+                     float* out) {
+  const Inputs<N>& in = plan.in;
+  for (int k = 0; k < in.count; ++k) {
+    switch (in.access[k]) {
+      case Access::kDense:
+        ws.values[k] = {in.data[k] + begin, 1};
+        break;
+      case Access::kUniform:
+        ws.values[k] = {in.data[k], 0};
+        break;
+      case Access::kTiled:
+      case Access::kGather:
+        ws.values[k] = {ws.gather + k * kBlock, 1};
+        break;
+      case Access::kRun:
+        break;
+    }
+  }
+  if (in.gathers) {
+    const int64_t row = plan.row;
+    const std::array<int64_t, N> inner = plan.loop.inner_strides();
+    const std::array<int64_t, N> row_strides = plan.rows.inner_strides();
+    ForEachBroadcastRun(plan.rows, begin / row, end / row, [&](const std::array<int64_t, N>& offsets,
+                                                               int64_t first_row,
+                                                               int64_t num_rows) {
+      for (int k = 0; k < in.count; ++k) {
+        if (in.access[k] != Access::kGather) continue;
+        const float* src = in.data[k] + offsets[k];
+        float* dst = ws.gather + k * kBlock + (first_row * row - begin);
+        for (int64_t r = 0; r < num_rows; ++r, src += row_strides[k], dst += row) {
+          if (inner[k] != 0) {
+            std::memcpy(dst, src, row * sizeof(float));
+          } else {
+            std::fill_n(dst, row, *src);
+          }
+        }
+      }
+    });
+  }
+  RunBlock(plan, end - begin, ws, out);
+}
+
+// The whole output into `out`, in the grid's blocks, parallel on `pool`.
+template <size_t N>
+void EvaluateAll(const Plan<N>& plan, float* out, ThreadPool& pool) {
+  // Each statement costs about as much as streaming one more array.
+  const int64_t bytes_per_element =
+      sizeof(float) * (plan.in.count + 1 + static_cast<int64_t>(plan.program->statements.size()));
+  const int64_t grain = CeilDiv(internal::GrainForBytes(bytes_per_element), plan.grid.size);
+  pool.ParallelFor(plan.grid.count, grain, [&](int64_t first, int64_t last) {
+    Workspace ws;
+    StartTask(plan, plan.grid.size, ws);
+    for (int64_t i = first; i < last; ++i) {
+      const auto [begin, end] = plan.grid.Block(i);
+      if (plan.grid.cut) {
+        RunRuns(plan, begin, end, ws, out + begin);
+      } else {
+        RunGroupedBlock(plan, begin, end, ws, out + begin);
+      }
+    }
+  });
+}
+
+// FusedRangeEvaluator over a plan.
+template <size_t N>
+class RangeEvaluator final : public FusedRangeEvaluator {
+ public:
+  explicit RangeEvaluator(const Plan<N>& plan) : plan_(plan) {}
+
+  // Cut rows: run by run. Grouped rows: the whole rows of the range in blocks of the
+  // grid's size (so inputs are gathered or tiled as the kernel does), the partial rows
+  // at either end run by run.
+  void EvaluateRange(int64_t begin, int64_t count, float* dst) const override {
+    if (count <= 0) return;
+    const int64_t end = begin + count;
+    Workspace ws;
+    if (plan_.grid.cut) {
+      StartTask(plan_, /*tile=*/0, ws);
+      RunRuns(plan_, begin, end, ws, dst);
+      return;
+    }
+    const int64_t row = plan_.row;
+    const int64_t first = std::min(end, CeilDiv(begin, row) * row);
+    const int64_t last = std::max(first, end / row * row);
+    StartTask(plan_, std::min(plan_.grid.size, last - first), ws);
+    RunRuns(plan_, begin, first, ws, dst);
+    for (int64_t b = first; b < last; b += plan_.grid.size) {
+      RunGroupedBlock(plan_, b, std::min(b + plan_.grid.size, last), ws, dst + (b - begin));
+    }
+    RunRuns(plan_, last, end, ws, dst + (last - begin));
+  }
+
+ private:
+  const Plan<N>& plan_;
+};
+
+// Calls fn(plan) with the plan of `program` over `inputs` and `shape`, on the stack.
+// The broadcast loop's cost per run grows with its operand count: few inputs, few
+// operands.
+template <typename Fn>
+void WithPlan(const Program& program, absl::Span<NDArrayObj* const> inputs,
+              absl::Span<const int64_t> shape, Fn&& fn) {
+  if (program.num_inputs <= 2) {
+    Plan<2> plan;
+    MakePlan(program, inputs, shape, plan);
+    fn(plan);
+  } else if (program.num_inputs <= 4) {
+    Plan<4> plan;
+    MakePlan(program, inputs, shape, plan);
+    fn(plan);
+  } else {
+    Plan<kMaxInputs> plan;
+    MakePlan(program, inputs, shape, plan);
+    fn(plan);
+  }
+}
+
 // The output shape: the broadcast of the inputs', which must be as many as the program
-// reads, all f32.
-absl::StatusOr<Shape> InferShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
-  const Program& program = *static_cast<const Program*>(state);
+// reads, all f32. Messages start with `op`.
+absl::StatusOr<Shape> InferProgramShape(const Program& program, std::string_view op,
+                                        absl::Span<NDArrayObj* const> inputs) {
   if (static_cast<int>(inputs.size()) != program.num_inputs) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: the program reads inputs up to i%d: expected %d inputs, got %d",
-                        kName, program.num_inputs - 1, program.num_inputs, inputs.size()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the %s reads inputs up to i%d: expected %d inputs, got %d", op, program.attr,
+        program.num_inputs - 1, program.num_inputs, inputs.size()));
   }
   Shape shape;
   for (size_t k = 0; k < inputs.size(); ++k) {
     DYNVM_RETURN_IF_ERROR(
-        internal::CheckDType(kName, absl::StrCat("input i", k), *inputs[k], DType::kF32));
+        internal::CheckDType(op, absl::StrCat("input i", k), *inputs[k], DType::kF32));
     absl::StatusOr<Shape> joined = BroadcastShapes(shape, inputs[k]->shape());
     if (!joined.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: input i%d: %s", kName, k, joined.status().message()));
+          absl::StrFormat("%s: input i%d: %s", op, k, joined.status().message()));
     }
     shape = *std::move(joined);
   }
   return shape;
+}
+
+absl::StatusOr<Shape> InferShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
+  return InferProgramShape(*static_cast<const Program*>(state), kName, inputs);
 }
 
 absl::Status FusedKernel(const KernelCall& call) {
@@ -576,18 +699,10 @@ absl::Status FusedKernel(const KernelCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Shape shape, InferShape(call.state, call.inputs()));
   const NDArrayObj& out = *call.outputs()[0];
   DYNVM_RETURN_IF_ERROR(internal::CheckOutput(kName, out, DType::kF32, shape));
-  const int64_t total = out.num_elements();
-  if (total == 0) return absl::OkStatus();
+  if (out.num_elements() == 0) return absl::OkStatus();
   float* y = out.data_as<float>();
-  // The broadcast loop's cost per run grows with its operand count: few inputs, few
-  // operands.
-  if (program.num_inputs <= 2) {
-    Evaluate<2>(program, call.inputs(), shape, total, y, *call.pool);
-  } else if (program.num_inputs <= 4) {
-    Evaluate<4>(program, call.inputs(), shape, total, y, *call.pool);
-  } else {
-    Evaluate<kMaxInputs>(program, call.inputs(), shape, total, y, *call.pool);
-  }
+  WithPlan(program, call.inputs(), shape,
+           [&](const auto& plan) { EvaluateAll(plan, y, *call.pool); });
   return absl::OkStatus();
 }
 
@@ -605,6 +720,49 @@ absl::Status RegisterFusedElementwiseKernels(KernelRegistry& registry) {
                                      .fn = FusedKernel,
                                      .bind = BindFused,
                                      .shape_fn = internal::SingleShapeFn<InferShape>});
+}
+
+// ---------------------------------------------------------------------------------------
+// FusedProgram.
+
+absl::StatusOr<FusedProgram> FusedProgram::Parse(std::string_view text, std::string_view attr) {
+  DYNVM_ASSIGN_OR_RETURN(Program program,
+                         ParseProgram(absl::string_view(text.data(), text.size()),
+                                      absl::string_view(attr.data(), attr.size())));
+  return FusedProgram(std::make_shared<const Program>(std::move(program)));
+}
+
+int FusedProgram::num_inputs() const {
+  return static_cast<const Program*>(program_.get())->num_inputs;
+}
+
+int FusedProgram::num_statements() const {
+  return static_cast<int>(static_cast<const Program*>(program_.get())->statements.size());
+}
+
+absl::StatusOr<Shape> FusedProgram::InferShape(std::string_view op,
+                                               absl::Span<NDArrayObj* const> inputs) const {
+  return InferProgramShape(*static_cast<const Program*>(program_.get()), op, inputs);
+}
+
+void FusedProgram::Prepare(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
+                           absl::FunctionRef<void(const FusedRangeEvaluator&)> fn) const {
+  WithPlan(*static_cast<const Program*>(program_.get()), inputs, shape,
+           [&](const auto& plan) { fn(RangeEvaluator(plan)); });
+}
+
+void FusedProgram::EvaluateRange(absl::Span<NDArrayObj* const> inputs,
+                                 absl::Span<const int64_t> shape, int64_t begin, int64_t count,
+                                 float* dst) const {
+  Prepare(inputs, shape,
+          [&](const FusedRangeEvaluator& eval) { eval.EvaluateRange(begin, count, dst); });
+}
+
+void FusedProgram::Evaluate(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
+                            float* out, ThreadPool& pool) const {
+  WithPlan(*static_cast<const Program*>(program_.get()), inputs, shape, [&](const auto& plan) {
+    if (plan.loop.num_elements > 0) EvaluateAll(plan, out, pool);
+  });
 }
 
 }  // namespace dynvm::kernels

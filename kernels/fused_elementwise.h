@@ -7,13 +7,24 @@
 //                                          " t2 = tanh(t1)")}};
 //   absl::StatusOr<BoundKernel> k = registry.Bind("fused_elementwise", attrs, 3, 1);
 //
-// The grammar, the operators and the numerics are in docs/kernels.md.
+// Other kernels read a program's result in place of an input through FusedProgram, so
+// that it never reaches memory (nn.softmax's `prologue`). The grammar, the operators and
+// the numerics are in docs/kernels.md.
 #ifndef DYNVM_KERNELS_FUSED_ELEMENTWISE_H_
 #define DYNVM_KERNELS_FUSED_ELEMENTWISE_H_
 
+#include <cstdint>
+#include <memory>
 #include <string_view>
+#include <utility>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "kernels/kernel.h"
+#include "kernels/thread_pool.h"
+#include "objects/ndarray.h"
 
 namespace dynvm::kernels {
 
@@ -30,6 +41,74 @@ inline constexpr int kFusedElementwiseMaxInputs = 16;
 // then its literal parameters: 2 for nn.leaky_relu, 3 for clip), or -1 if programs do
 // not have it.
 int FusedElementwiseArity(std::string_view op);
+
+// One call's evaluation of a FusedProgram, prepared by FusedProgram::Prepare: the
+// broadcast loop over its inputs and how each is read. Const and shareable between
+// threads; valid only inside the Prepare callback that receives it.
+class FusedRangeEvaluator {
+ public:
+  virtual ~FusedRangeEvaluator() = default;
+
+  // Writes elements [begin, begin + count) of the flat (row-major) output to dst[0,
+  // count), on the calling thread, through its per-thread block buffers. The range must
+  // lie within the output; count 0 writes nothing. Cheapest for whole rows of the
+  // output's last axis (any length: long rows are cut into blocks), or runs of them.
+  virtual void EvaluateRange(int64_t begin, int64_t count, float* dst) const = 0;
+};
+
+// A fused_elementwise program parsed and checked once, for kernels that read its
+// result where they would read one input (a "prologue"): the program runs block by
+// block into memory the kernel keeps in cache, so its result never touches memory.
+// Copies share the parsed program (immutable).
+//
+//   // At Bind:
+//   DYNVM_ASSIGN_OR_RETURN(FusedProgram p, FusedProgram::Parse(text, "prologue"));
+//   // In the kernel (the shape function calls InferShape too):
+//   DYNVM_ASSIGN_OR_RETURN(Shape shape, p.InferShape("nn.softmax", call.inputs()));
+//   p.Prepare(call.inputs(), shape, [&](const FusedRangeEvaluator& eval) {
+//     pool.ParallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
+//       for (int64_t r = r0; r < r1; ++r) eval.EvaluateRange(r * n, n, row_buffer);
+//     });
+//   });
+class FusedProgram {
+ public:
+  // Parses `text` in fused_elementwise's grammar with fused_elementwise's errors
+  // (InvalidArgument), naming attribute `attr` where a message names the program's
+  // attribute.
+  static absl::StatusOr<FusedProgram> Parse(std::string_view text,
+                                            std::string_view attr = "program");
+
+  // 1 + the highest input iJ the program reads: the number of inputs a call takes.
+  int num_inputs() const;
+  // The number of statements (each costs about one more pass over a block).
+  int num_statements() const;
+
+  // The output shape for `inputs`: their broadcast. InvalidArgument, prefixed with
+  // `op`, unless there are num_inputs() of them, all f32, broadcasting together.
+  absl::StatusOr<Shape> InferShape(std::string_view op,
+                                   absl::Span<NDArrayObj* const> inputs) const;
+
+  // Prepares the evaluation of the program over `inputs` broadcast to `shape` (what
+  // InferShape returned for them, with elements) and calls `fn` with it, on the calling
+  // thread. Allocates nothing.
+  void Prepare(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
+               absl::FunctionRef<void(const FusedRangeEvaluator&)> fn) const;
+
+  // Elements [begin, begin + count) of the output for `inputs` and `shape` (as in
+  // Prepare) into dst[0, count), single-threaded. Prepare once instead for many ranges.
+  void EvaluateRange(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
+                     int64_t begin, int64_t count, float* dst) const;
+
+  // The whole output for `inputs` and `shape` (as in Prepare) into `out`, parallel on
+  // `pool`: what the fused_elementwise kernel runs. `out` may alias an input of `shape`.
+  void Evaluate(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
+                float* out, ThreadPool& pool) const;
+
+ private:
+  explicit FusedProgram(std::shared_ptr<const void> program) : program_(std::move(program)) {}
+
+  std::shared_ptr<const void> program_;  // the parsed program (fused_elementwise.cc)
+};
 
 }  // namespace dynvm::kernels
 

@@ -1,4 +1,5 @@
-// nn.softmax and nn.log_softmax along any axis (attribute `axis`, default -1), f32.
+// nn.softmax and nn.log_softmax along any axis (attribute `axis`, default -1), f32,
+// optionally of a fused elementwise prologue (attribute `prologue`).
 //
 // Both are numerically stable: the slice's maximum is subtracted before exponentiating,
 // so no finite input overflows, and log_softmax is x - max - log(sum(exp(x - max)))
@@ -6,46 +7,80 @@
 // over memory that stays in cache (max; exp and sum; scale or shift); slices run in
 // parallel, and slices along an inner axis are transposed through a tile
 // (ForEachAxisRow) so that the microkernels always see contiguous rows.
+//
+// With a prologue (a fused_elementwise program, kernels/fused_elementwise.h) the kernel
+// takes the program's inputs and computes softmax(program(inputs)), so that BERT's
+// `softmax(scores * scale + mask)` is one call. Along the last axis, each task evaluates
+// the program for a few rows into a per-thread buffer that stays in L1 and runs the
+// softmax from there into the output: the program's result never reaches memory. Along
+// another axis the program is evaluated into the output and softmaxed in place.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "kernels/fused_elementwise.h"
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
+#include "kernels/nn/scratch.h"
 #include "kernels/nn/ukernels.h"
 
 namespace dynvm::kernels {
 namespace {
 
+// Floats of prologue results a task evaluates at once (whole rows, at least one): 8 KiB,
+// which stays in L1 until the softmax reads it.
+constexpr int64_t kPrologueChunk = 2048;
+
 struct SoftmaxState {
   int64_t axis;
+  std::optional<FusedProgram> prologue;
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindSoftmax(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis"}));
-  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, GetIntAttr(attrs, "axis", -1));
-  return std::make_shared<const SoftmaxState>(SoftmaxState{axis});
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis", "prologue"}));
+  SoftmaxState state;
+  DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis", -1));
+  if (attrs.contains("prologue")) {
+    DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "prologue"));
+    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue"));
+  }
+  return std::make_shared<const SoftmaxState>(std::move(state));
 }
 
 template <bool kLog>
 constexpr std::string_view kOpName = kLog ? "nn.log_softmax" : "nn.softmax";
 
-// The checks the shape function and the kernel share; returns the normalised axis.
+// The checks the shape function and the kernel share: sets `shape` to the output's
+// (the input's, or the broadcast of the prologue's inputs) and returns the normalised
+// axis.
 template <bool kLog>
-absl::StatusOr<int> CheckInput(const void* state, const NDArrayObj& x) {
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32(kOpName<kLog>, "data", x));
-  return internal::NormalizeAxis(kOpName<kLog>, static_cast<const SoftmaxState*>(state)->axis,
-                                 x.ndim());
+absl::StatusOr<int> CheckInputs(const void* state_ptr, absl::Span<NDArrayObj* const> inputs,
+                                Shape& shape) {
+  const SoftmaxState& state = *static_cast<const SoftmaxState*>(state_ptr);
+  if (state.prologue.has_value()) {
+    DYNVM_ASSIGN_OR_RETURN(shape, state.prologue->InferShape(kOpName<kLog>, inputs));
+  } else {
+    if (inputs.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s takes 1 input (data), got %d: more inputs need the attribute 'prologue'",
+          kOpName<kLog>, inputs.size()));
+    }
+    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kOpName<kLog>, "data", *inputs[0]));
+    shape = inputs[0]->shape();
+  }
+  return internal::NormalizeAxis(kOpName<kLog>, state.axis, static_cast<int>(shape.size()));
 }
 
 template <bool kLog>
 absl::Status SoftmaxShapeFn(const ShapeCall& call) {
-  DYNVM_RETURN_IF_ERROR(CheckInput<kLog>(call.state, *call.inputs[0]).status());
-  call.output_shapes[0] = call.inputs[0]->shape();
-  return absl::OkStatus();
+  return CheckInputs<kLog>(call.state, call.input_span(), call.output_shapes[0]).status();
 }
 
 // softmax or log_softmax of one contiguous slice of `n` elements; `out` may be `in`.
@@ -63,32 +98,67 @@ void SoftmaxSlice(const nn::NnMicrokernels& uk, int64_t n, const float* in, floa
   }
 }
 
+// Softmax of `prologue`(inputs) over rows of `n` (the output's contiguous slices, `rows`
+// of them) into `y`: per task, chunks of rows evaluated into a per-thread buffer and
+// softmaxed from it.
+template <bool kLog>
+void PrologueRows(const FusedProgram& prologue, const KernelCall& call,
+                  absl::Span<const int64_t> shape, int64_t rows, int64_t n, float* y) {
+  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const int64_t per_chunk = std::max<int64_t>(1, kPrologueChunk / n);
+  // Each input and statement costs about one more stream over the row.
+  const int64_t grain = internal::GrainForBytes(
+      sizeof(float) * n * (2 + prologue.num_inputs() + prologue.num_statements()));
+  prologue.Prepare(call.inputs(), shape, [&](const FusedRangeEvaluator& eval) {
+    call.pool->ParallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+      const int64_t chunk = std::min(per_chunk, end - begin);
+      float* x = nn::ThreadScratch<float>(nn::ScratchSlot::kTask, chunk * n);
+      for (int64_t r = begin; r < end; r += chunk) {
+        const int64_t m = std::min(chunk, end - r);
+        eval.EvaluateRange(r * n, m * n, x);
+        for (int64_t i = 0; i < m; ++i) SoftmaxSlice<kLog>(uk, n, x + i * n, y + (r + i) * n);
+      }
+    });
+  });
+}
+
 template <bool kLog>
 absl::Status SoftmaxKernel(const KernelCall& call) {
-  const NDArrayObj& x = *call.args[0];
-  DYNVM_ASSIGN_OR_RETURN(const int axis, CheckInput<kLog>(call.state, x));
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOpName<kLog>, call, {x.shape()}));
-  if (x.num_elements() == 0) return absl::OkStatus();
+  const SoftmaxState& state = *static_cast<const SoftmaxState*>(call.state);
+  Shape shape;
+  DYNVM_ASSIGN_OR_RETURN(const int axis, CheckInputs<kLog>(call.state, call.inputs(), shape));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOpName<kLog>, call, {shape}));
+  if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
   const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
-  const int64_t outer = nn::Product(x.shape(), 0, axis), n = x.shape()[axis];
-  const int64_t inner = nn::Product(x.shape(), axis + 1, x.ndim());
-  nn::ForEachAxisRow(x.data_as<float>(), call.outputs()[0]->data_as<float>(), outer, n, inner,
-                     *call.pool,
-                     [&](const float* in, float* out) { SoftmaxSlice<kLog>(uk, n, in, out); });
+  const int rank = static_cast<int>(shape.size());
+  const int64_t outer = nn::Product(shape, 0, axis), n = shape[axis];
+  const int64_t inner = nn::Product(shape, axis + 1, rank);
+  float* y = call.outputs()[0]->data_as<float>();
+  const auto slice = [&](const float* in, float* out) { SoftmaxSlice<kLog>(uk, n, in, out); };
+  if (!state.prologue.has_value()) {
+    nn::ForEachAxisRow(call.args[0]->data_as<float>(), y, outer, n, inner, *call.pool, slice);
+  } else if (inner == 1) {
+    PrologueRows<kLog>(*state.prologue, call, shape, outer, n, y);
+  } else {
+    state.prologue->Evaluate(call.inputs(), shape, y, *call.pool);
+    nn::ForEachAxisRow(y, y, outer, n, inner, *call.pool, slice);
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status RegisterSoftmaxKernels(KernelRegistry& registry) {
+  // Variadic for the prologue's inputs; without one, the shape function and the kernel
+  // require exactly one.
   DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kOpName<false>),
-                                                    .num_inputs = 1,
+                                                    .num_inputs = kVariadic,
                                                     .num_outputs = 1,
                                                     .fn = SoftmaxKernel<false>,
                                                     .bind = BindSoftmax,
                                                     .shape_fn = SoftmaxShapeFn<false>}));
   return registry.Register(KernelDef{.name = std::string(kOpName<true>),
-                                     .num_inputs = 1,
+                                     .num_inputs = kVariadic,
                                      .num_outputs = 1,
                                      .fn = SoftmaxKernel<true>,
                                      .bind = BindSoftmax,

@@ -178,7 +178,9 @@ TEST(SoftmaxTest, Errors) {
   ExpectInvalid(RunKernel("nn.softmax", {{"axes", int64_t{0}}}, {x}),
                 "kernel 'nn.softmax': unknown attribute 'axes'");
   ExpectInvalid(RunKernel("nn.softmax", {{"axis", 1.5}}, {x}), "attribute 'axis' must be an int");
-  ExpectInvalid(RunKernel("nn.softmax", {}, {x, x}), "takes 1 inputs and 1 outputs, not 2 and 1");
+  ExpectInvalid(RunKernel("nn.softmax", {}, {x, x}),
+                "nn.softmax takes 1 input (data), got 2: more inputs need the attribute "
+                "'prologue'");
   ExpectInvalid(CallWithOutputs("nn.softmax", {}, {x}, {Empty({3, 2})}),
                 "nn.softmax: output 0 has shape [3, 2], expected [2, 3]");
   ExpectInvalid(CallWithOutputs("nn.log_softmax", {}, {x}, {Empty({2, 3}, DType::kF64)}),
