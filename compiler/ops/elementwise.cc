@@ -7,9 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "kernels/kernel.h"
 #include "compiler/ops/internal/relations.h"
 
 namespace dynvm::compiler::internal {
@@ -76,21 +74,6 @@ absl::StatusOr<Type> WhereRel(const OpCall& call) {
   return Type::Tensor(xy.dtype(), std::move(shape));
 }
 
-// f32 inputs broadcast together. The program is checked by the kernel's own parser, so
-// a bad one fails at compile time with the message loading the executable would give.
-absl::StatusOr<Type> FusedElementwiseRel(const OpCall& call) {
-  std::vector<Dim> shape;
-  for (int i = 0; i < static_cast<int>(call.args.size()); ++i) {
-    DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, i, absl::StrCat("input ", i), kFloat));
-    DYNVM_ASSIGN_OR_RETURN(shape, BroadcastShapes(call, shape, t.shape()));
-  }
-  const absl::Status bound = kernels::DefaultRegistry()
-                                 .Bind(call.op, call.attrs, static_cast<int>(call.args.size()), 1)
-                                 .status();
-  if (!bound.ok()) return OpError(call, bound.message());
-  return Type::Tensor(DType::kF32, std::move(shape));
-}
-
 constexpr OpDef kOps[] = {
     {"negative", 1, 1, MapRel<kSigned>},     {"abs", 1, 1, MapRel<kSigned>},
     {"sign", 1, 1, MapRel<kSigned>},         {"exp", 1, 1, MapRel<kFloat>},
@@ -114,7 +97,7 @@ constexpr OpDef kOps[] = {
     {"greater", 2, 2, CompareRel},            {"greater_equal", 2, 2, CompareRel},
     {"logical_and", 2, 2, LogicalRel},        {"logical_or", 2, 2, LogicalRel},
     {"logical_xor", 2, 2, LogicalRel},        {"where", 3, 3, WhereRel},
-    {"fused_elementwise", 1, -1, FusedElementwiseRel},
+    {"fused_elementwise", 1, -1, FusedProgramRel},
 };
 
 }  // namespace

@@ -15,7 +15,12 @@ namespace {
 constexpr DType kF32[] = {DType::kF32};
 
 absl::StatusOr<Type> SoftmaxRel(const OpCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  // With a `prologue`, the data is that program of the arguments (fusion's).
+  const bool prologue = call.attrs.contains("prologue");
+  if (!prologue && call.args.size() != 1) {
+    return OpError(call, absl::StrFormat("takes 1 argument without a prologue, got %d", call.args.size()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type x, prologue ? FusedProgramRel(call) : TensorArg(call, 0, "data", kF32));
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", -1));
   DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, x.rank()).status());
   return x;
@@ -296,8 +301,8 @@ absl::StatusOr<Type> CellRel(const OpCall& call) {
 }
 
 constexpr OpDef kOps[] = {
-    {"nn.softmax", 1, 1, SoftmaxRel},
-    {"nn.log_softmax", 1, 1, SoftmaxRel},
+    {"nn.softmax", 1, -1, SoftmaxRel},
+    {"nn.log_softmax", 1, -1, SoftmaxRel},
     {"nn.layer_norm", 3, 3, LayerNormRel},
     {"nn.dense", 2, 3, DenseRel},
     {"nn.batch_matmul", 2, 2, MatmulRel<false, true>},

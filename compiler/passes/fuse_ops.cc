@@ -5,6 +5,7 @@
 // fused_elementwise call whose inputs are the rewritten leaves of the group.
 #include "compiler/passes/fuse_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ namespace {
 
 bool IsF32Tensor(const Expr& e) {
   return e.checked_type() && e.checked_type()->is_tensor() && e.checked_type()->dtype() == DType::kF32;
+}
+
+// Whether no dim of tensor type `t` is `?`: two `?` are equal types but may be
+// different extents.
+bool Known(const Type& t) {
+  return std::none_of(t.shape().begin(), t.shape().end(), [](const Dim& d) { return d.is_any(); });
 }
 
 bool IsOpCall(const Expr& e, std::string_view name) {
@@ -71,18 +78,32 @@ std::optional<ProgramCall> ProgramOp(const Expr& e) {
     literal_attrs = {{"alpha", 0.25}};
   } else if (call.op == "clip") {
     literal_attrs = {{"a_min", std::nullopt}, {"a_max", std::nullopt}};
-  } else if (!e.attrs().empty()) {
-    return std::nullopt;
   }
   for (const auto& [name, fallback] : literal_attrs) {
+    // A number, as the kernel reads it (an integer converts), or the kernel's default.
     const auto it = e.attrs().find(name);
-    const double* value = it == e.attrs().end() ? nullptr : std::get_if<double>(&it->second);
-    if (value == nullptr && !fallback) return std::nullopt;
-    const float v = static_cast<float>(value != nullptr ? *value : *fallback);
+    std::optional<double> value = fallback;
+    if (it != e.attrs().end()) {
+      if (const double* d = std::get_if<double>(&it->second)) {
+        value = *d;
+      } else if (const int64_t* i = std::get_if<int64_t>(&it->second)) {
+        value = static_cast<double>(*i);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (!value) return std::nullopt;
+    const float v = static_cast<float>(*value);
     if (!std::isfinite(v)) return std::nullopt;
     call.literals.push_back(FloatLiteral(v));
   }
-  if (e.attrs().size() > literal_attrs.size() && call.op != "gelu" && call.op != "gelu_tanh") return std::nullopt;
+  // Every attribute must be one the program says: gelu's form, or a literal.
+  for (const auto& [name, value] : e.attrs()) {
+    const bool said = (e.callee().name() == "gelu" && name == "approximate") ||
+                      std::any_of(literal_attrs.begin(), literal_attrs.end(),
+                                  [&name = name](const auto& a) { return a.first == name; });
+    if (!said) return std::nullopt;
+  }
   const int arity = static_cast<int>(e.args().size() + call.literals.size());
   if (kernels::FusedElementwiseArity(call.op) != arity) return std::nullopt;
   return call;
@@ -177,9 +198,12 @@ class Fuser {
       const DenseChain* below = ChainOf(e.args()[side]);
       const Expr& other = e.args()[1 - side];
       if (below == nullptr || below->residual || !IsF32Tensor(other)) continue;
+      // The add must not broadcast the dense's output: the epilogue writes that shape.
       const Type& out = *e.checked_type();
+      if (!(*e.args()[side].checked_type() == out) || !Known(out)) continue;
       const Type& t = *other.checked_type();
-      if (!below->bias && below->activation == "none" && t.rank() == 1 && t.shape()[0] == out.shape().back()) {
+      if (!below->bias && below->activation == "none" && t.rank() == 1 && Known(t) &&
+          t.shape()[0] == out.shape().back()) {
         DenseChain chain = *below;
         chain.bias = other;
         return chain;
@@ -206,12 +230,21 @@ class Fuser {
                chains_.emplace(node.identity(), std::move(*chain));
                if (!IsOpCall(node, "nn.dense")) return node;  // an epilogue, not elementwise
              }
+             if (IsRowReduction(node)) {
+               // Its input's group becomes its prologue.
+               const Expr& data = node.args()[0];
+               if (group_size_.contains(data.identity()) && SingleUse(data) && !absorbed_.contains(data.identity())) {
+                 absorbed_.insert(data.identity());
+                 with_prologue_.insert(node.identity());
+               }
+               return node;
+             }
              if (!ProgramOp(node)) return node;
              int size = 1;
              for (const Expr& a : node.args()) {
                const auto it = group_size_.find(a.identity());
                if (it == group_size_.end() || !SingleUse(a) || absorbed_.contains(a.identity()) ||
-                   !(a.checked_type()->shape() == node.checked_type()->shape()) ||
+                   !(a.checked_type()->shape() == node.checked_type()->shape()) || !Known(*a.checked_type()) ||
                    size + it->second > kernels::kFusedElementwiseMaxStatements) {
                  continue;
                }
@@ -229,7 +262,23 @@ class Fuser {
     return it == rewritten_.end() ? original : it->second;
   }
 
+  // softmax and log_softmax: kernels that read their data through a `prologue` program.
+  static bool IsRowReduction(const Expr& e) {
+    return (IsOpCall(e, "nn.softmax") || IsOpCall(e, "nn.log_softmax")) && e.args().size() == 1 &&
+           !e.attrs().contains("prologue") && IsF32Tensor(e) && IsF32Tensor(e.args()[0]);
+  }
+
   Expr Rewrite(const Expr& original, const Expr& rebuilt) const {
+    if (with_prologue_.contains(original.identity())) {
+      std::vector<Expr> inputs;
+      std::string program;
+      int statements = 0;
+      Emit(original.args()[0], inputs, program, statements);
+      if (inputs.empty() || inputs.size() > kernels::kFusedElementwiseMaxInputs) return rebuilt;
+      kernels::Attrs attrs = original.attrs();
+      attrs["prologue"] = program;
+      return Expr::Call(original.callee(), std::move(inputs), std::move(attrs)).WithType(*original.checked_type());
+    }
     if (const auto chain = chains_.find(original.identity());
         chain != chains_.end() && !IsOpCall(original, "nn.dense")) {
       return FusedDense(chain->second, *original.checked_type());
@@ -291,6 +340,7 @@ class Fuser {
   absl::flat_hash_map<uintptr_t, DenseChain> chains_;
   absl::flat_hash_map<uintptr_t, int> group_size_;  // elementwise calls: their group's size so far
   absl::flat_hash_set<uintptr_t> absorbed_;          // calls computed inside their consumer's group
+  absl::flat_hash_set<uintptr_t> with_prologue_;     // softmaxes whose data is a group
   absl::flat_hash_map<uintptr_t, Expr> rewritten_;
 };
 

@@ -21,6 +21,13 @@
 //   %1 = add(%0, %y);               becomes    program="t0 = multiply(i0, 0.5); t1 = add(t0, i1); t2 = tanh(t1)")
 //   tanh(%1)
 //
+// Reduction prologues. A softmax or log_softmax whose data is such a group reads it
+// through the group's program (the kernel's `prologue`), so BERT's scaled and masked
+// attention scores are never written to memory:
+//
+//   nn.softmax(add(multiply(%s, 0.125f), %mask))   becomes
+//   nn.softmax(%s, %mask, axis=-1, prologue="t0 = multiply(i0, 0.125); t1 = add(t0, i1)")
+//
 // An operator joins the call of its consumer only when the consumer is its one user
 // (else its value would be computed twice) and its output has the consumer's shape (a
 // smaller one would be recomputed for every element it is broadcast to). At most 64

@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "kernels/kernel.h"
 
 namespace dynvm::compiler::internal {
 
@@ -19,6 +21,20 @@ std::string ShapeText(const std::vector<Dim>& shape) {
 
 absl::Status OpError(const OpCall& call, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(std::string(call.op), ": ", std::string(message)));
+}
+
+absl::StatusOr<Type> FusedProgramRel(const OpCall& call) {
+  static constexpr DType kF32[] = {DType::kF32};
+  std::vector<Dim> shape;
+  for (int i = 0; i < static_cast<int>(call.args.size()); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, i, absl::StrCat("input ", i), kF32));
+    DYNVM_ASSIGN_OR_RETURN(shape, BroadcastShapes(call, shape, t.shape()));
+  }
+  const absl::Status bound = kernels::DefaultRegistry()
+                                 .Bind(call.op, call.attrs, static_cast<int>(call.args.size()), 1)
+                                 .status();
+  if (!bound.ok()) return OpError(call, bound.message());
+  return Type::Tensor(DType::kF32, std::move(shape));
 }
 
 absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,

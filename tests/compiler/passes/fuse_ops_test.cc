@@ -72,9 +72,21 @@ TEST(FuseOpsTest, ElementwiseChainsBecomeOneCall) {
                               "  tanh(add(multiply(%x, 0.5f), add(%y, %b)))\n}")),
             "fused_elementwise(%x, %y, %b, program=\"t0 = multiply(i0, 0.5); t1 = add(i1, i2); "
             "t2 = add(t0, t1); t3 = tanh(t2)\")");
-  // Attributes become literals.
+  // Attributes become literals, integers too, as the kernels read them.
+  EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ") { nn.leaky_relu(negative(%x), alpha=1) }")),
+            "fused_elementwise(%x, program=\"t0 = negative(i0); t1 = nn.leaky_relu(t0, 1)\")");
   EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ") { nn.leaky_relu(clip(%x, a_min=-0.5f, a_max=2f), alpha=0.1f) }")),
             "fused_elementwise(%x, program=\"t0 = clip(i0, -0.5, 2); t1 = nn.leaky_relu(t0, 0.100000001)\")");
+}
+
+TEST(FuseOpsTest, SoftmaxReadsItsInputThroughAPrologue) {
+  EXPECT_EQ(Fuse("def @main(%s: Tensor[(12, n, n), float32], %m: Tensor[(1, 1, n), float32]) {\n"
+                 "  nn.softmax(add(multiply(%s, 0.125f), %m), axis=-1)\n}"),
+            "nn.softmax(%s, %m, axis=-1, prologue=\"t0 = multiply(i0, 0.125); t1 = add(t0, i1)\")");
+  // Not when the scores are used again.
+  EXPECT_EQ(Fuse("def @main(%s: Tensor[(4, 8), float32]) {\n"
+                 "  %0 = multiply(%s, 0.125f);\n  (nn.log_softmax(%0), %0)\n}"),
+            "%0 = multiply(%s, 0.125f);\n%1 = nn.log_softmax(%0);\n(%1, %0)");
 }
 
 TEST(FuseOpsTest, WhatMustNotFuse) {
@@ -86,6 +98,14 @@ TEST(FuseOpsTest, WhatMustNotFuse) {
   // exp of the [16] bias would be recomputed for every row it is broadcast to.
   EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ", %b: Tensor[(16), float32]) { add(%x, exp(%b)) }")),
             "%0 = exp(%b);\nadd(%x, %0)");
+  // An add that broadcasts the dense's output is not its epilogue: the bias would have
+  // the weight's width (1 here), the residual the output's shape.
+  EXPECT_EQ(Fuse("def @main(%x: Tensor[(2, 4), float32], %w: Tensor[(1, 4), float32], "
+                 "%b: Tensor[(5), float32]) { add(nn.dense(%x, %w), %b) }"),
+            "%0 = nn.dense(%x, %w);\nadd(%0, %b)");
+  EXPECT_EQ(Fuse("def @main(%x: Tensor[(1, 4), float32], %w: Tensor[(3, 4), float32], "
+                 "%r: Tensor[(n, 3), float32]) { add(nn.dense(%x, %w), %r) }"),
+            "%0 = nn.dense(%x, %w);\nadd(%0, %r)");
   // Not f32.
   EXPECT_EQ(Fuse("def @main(%i: Tensor[(4), int64]) { abs(negative(%i)) }"),
             "%0 = negative(%i);\nabs(%0)");
@@ -96,15 +116,16 @@ TEST(FuseOpsTest, WhatMustNotFuse) {
             absl::StrCat("%0 = nn.dense(%x, ", kW, ");\n%1 = nn.relu(%0);\n(%1, %0)"));
 }
 
-// A transformer feed-forward block and an elementwise tail, compiled with and without
-// fusion and run at several lengths: the outputs agree.
+// A transformer feed-forward block, an elementwise tail and a softmax over it (along the
+// first axis: the prologue evaluated whole, then the softmax in place), compiled with and
+// without fusion and run at several lengths: the outputs agree.
 TEST(FuseOpsTest, FusedProgramsComputeWhatUnfusedOnesDo) {
   const std::string text = absl::StrCat(
       "def @main(", kX, ", %r: Tensor[(n, 32), float32]) {\n"
       "  %0 = add(nn.dense(%x, ", kW, "), ", kB, ");\n"
       "  %1 = add(gelu(%0), %r);\n"
       "  %2 = multiply(subtract(%1, 0.25f), sigmoid(%1));\n"
-      "  (%1, tanh(add(%2, %r)))\n}");
+      "  (%1, nn.softmax(tanh(add(%2, %r)), axis=0))\n}");
   const Module mod = *ParseModule(text, Constants());
   std::vector<std::unique_ptr<vm::VirtualMachine>> machines;
   for (const bool fuse : {false, true}) {
