@@ -1,11 +1,20 @@
 #!/bin/sh
-# The bundled example end to end: assemble examples/dynamic_add.s, run it with vm_run
-# against expected outputs, and run the C++ embedding example on it.
-# usage: examples_test.sh VM_AS VM_RUN EMBED_EXAMPLE EXAMPLES_DIR
+# The bundled examples end to end: compile examples/mlp.relay and run it at two batch
+# sizes, assemble examples/dynamic_add.s, run both with vm_run against expected outputs
+# (the quick start's inputs), and run the C++ embedding example on dynamic_add.
+# usage: examples_test.sh VM_AS VM_RUN EMBED_EXAMPLE EXAMPLES_DIR VM_COMPILE
 set -eu
-vm_as=$1 vm_run=$2 embed=$3 examples=$4
+vm_as=$1 vm_run=$2 embed=$3 examples=$4 vm_compile=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+
+"$vm_compile" "$examples/mlp.relay" -o "$dir/mlp.fbs"
+w="--input=w1=3x4xf32=1,0,0,0,0,1,0,0,0,0,1,-1 --input=b1=3xf32=0,0,-1"
+w="$w --input=w2=2x3xf32=1,1,1,1,-1,0 --input=b2=2xf32=0.5,0"
+# relu(x·w1ᵀ + b1)·w2ᵀ + b2, worked by hand: rows [1,2,0] and [0,0,3] after the relu.
+"$vm_run" "$dir/mlp.fbs" --input=x=2x4xf32=1,2,3,4,-1,-2,5,1 $w \
+  --expected_output=2x2xf32=3.5,-1,3.5,0 > /dev/null
+"$vm_run" "$dir/mlp.fbs" --input=x=1x4xf32=1,1,1,1 $w --expected_output=1x2xf32=2.5,0 > /dev/null
 
 "$vm_as" "$examples/dynamic_add.s" -o "$dir/exe.fbs"
 # z = 2x + y
