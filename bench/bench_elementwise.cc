@@ -62,18 +62,11 @@ BENCHMARK(BM_AddBroadcast)->UseRealTime();
 // ---------------------------------------------------------------------------------------
 // fused_elementwise against the same chain run as separate kernels.
 
-// One kernel of an unfused chain; `args` index the chain's values: its inputs, then the
-// results of the steps before.
-struct UnfusedStep {
-  const char* kernel;
-  std::vector<int> args;
-};
-
 struct FusionCase {
   const char* label;
   std::vector<std::vector<int64_t>> shapes;  // of the inputs
   const char* program;
-  std::vector<UnfusedStep> steps;  // the same chain, one kernel per operator
+  std::vector<ChainStep> steps;  // the same chain, one kernel per operator
 };
 
 const FusionCase kFusionCases[] = {
@@ -81,56 +74,19 @@ const FusionCase kFusionCases[] = {
     {"bias+gelu [128,3072]+[3072]",
      {{128, 3072}, {3072}},
      "t0 = add(i0, i1); t1 = gelu(t0)",
-     {{"add", {0, 1}}, {"gelu", {2}}}},
+     {{"add", {}, {0, 1}}, {"gelu", {}, {2}}}},
     // A residual add scaled per channel: (x + r) * gamma, [384, 768].
     {"(x+r)*gamma [384,768]",
      {{384, 768}, {384, 768}, {768}},
      "t0 = add(i0, i1); t1 = multiply(t0, i2)",
-     {{"add", {0, 1}}, {"multiply", {3, 2}}}},
+     {{"add", {}, {0, 1}}, {"multiply", {}, {3, 2}}}},
     // ResNet-50's last stage, batch 8: per-channel scale, shift and ReLU on rows of 7x7,
     // short enough that blocks group them and gather the per-channel operands.
     {"relu(x*s+b) [8,2048,7,7]*[2048,1,1]",
      {{8, 2048, 7, 7}, {2048, 1, 1}, {2048, 1, 1}},
      "t0 = multiply(i0, i1); t1 = add(t0, i2); t2 = nn.relu(t1)",
-     {{"multiply", {0, 1}}, {"add", {3, 2}}, {"nn.relu", {4}}}},
+     {{"multiply", {}, {0, 1}}, {"add", {}, {3, 2}}, {"nn.relu", {}, {4}}}},
 };
-
-// Calls the kernels of `steps` in turn, as an unfused executable does: each result is
-// written to a tensor allocated once and read back by the next kernel.
-void RunUnfused(benchmark::State& state, const std::vector<UnfusedStep>& steps,
-                std::vector<NDArray> values) {
-  std::vector<BoundKernel> kernels;
-  std::vector<std::vector<NDArrayObj*>> args;
-  for (const UnfusedStep& step : steps) {
-    absl::StatusOr<BoundKernel> kernel =
-        DefaultRegistry().Bind(step.kernel, {}, static_cast<int>(step.args.size()), 1);
-    std::vector<NDArrayObj*> step_args;
-    for (int v : step.args) step_args.push_back(values[v].get());
-    Shape shape;
-    const absl::Status inferred =
-        kernel.ok() ? kernel->InferShapes(step_args.data(), &shape) : kernel.status();
-    if (!inferred.ok()) {
-      state.SkipWithError(inferred.ToString().c_str());
-      return;
-    }
-    values.push_back(*NDArrayObj::Empty(shape, DType::kF32, MakeNaiveAllocator()));
-    step_args.push_back(values.back().get());
-    kernels.push_back(*std::move(kernel));
-    args.push_back(std::move(step_args));
-  }
-  ThreadPool& pool = BenchPool(2);
-  for (auto _ : state) {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const absl::Status status = kernels[i].Call(args[i].data(), pool);
-      if (!status.ok()) {
-        state.SkipWithError(status.ToString().c_str());
-        return;
-      }
-    }
-    benchmark::ClobberMemory();
-  }
-  state.counters["threads"] = pool.num_threads();
-}
 
 // Arguments: the case (kFusionCases), and 1 for fused_elementwise or 0 for the separate
 // kernels. GBps counts the fused kernel's traffic (inputs read once, output written
@@ -148,7 +104,7 @@ void BM_FusedElementwise(benchmark::State& state) {
     RunKernel(state, "fused_elementwise", {{"program", std::string(c.program)}},
               std::move(inputs));
   } else {
-    RunUnfused(state, c.steps, std::move(inputs));
+    RunChain(state, c.steps, std::move(inputs));
   }
   state.counters["GBps"] = Giga(static_cast<double>(bytes));
   state.SetLabel(c.label);

@@ -31,51 +31,6 @@ void BM_Softmax(benchmark::State& state) {
 }
 BENCHMARK(BM_Softmax)->Arg(128)->Arg(384)->UseRealTime();
 
-// One kernel of a chain run as separate calls; `args` index the chain's values: its
-// inputs, then the results of the steps before.
-struct ChainStep {
-  const char* kernel;
-  Attrs attrs;
-  std::vector<int> args;
-};
-
-// Calls the kernels of `steps` in turn on 2 threads, as an unfused executable does: each
-// result is written to a tensor allocated once and read back by the next kernel.
-void RunChain(benchmark::State& state, const std::vector<ChainStep>& steps,
-              std::vector<NDArray> values) {
-  std::vector<BoundKernel> kernels;
-  std::vector<std::vector<NDArrayObj*>> args;
-  for (const ChainStep& step : steps) {
-    absl::StatusOr<BoundKernel> kernel = DefaultRegistry().Bind(
-        step.kernel, step.attrs, static_cast<int>(step.args.size()), /*num_outputs=*/1);
-    std::vector<NDArrayObj*> step_args;
-    for (int v : step.args) step_args.push_back(values[v].get());
-    Shape shape;
-    const absl::Status inferred =
-        kernel.ok() ? kernel->InferShapes(step_args.data(), &shape) : kernel.status();
-    if (!inferred.ok()) {
-      state.SkipWithError(inferred.ToString().c_str());
-      return;
-    }
-    values.push_back(*NDArrayObj::Empty(shape, DType::kF32, MakeNaiveAllocator()));
-    step_args.push_back(values.back().get());
-    kernels.push_back(*std::move(kernel));
-    args.push_back(std::move(step_args));
-  }
-  ThreadPool& pool = BenchPool(2);
-  for (auto _ : state) {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const absl::Status status = kernels[i].Call(args[i].data(), pool);
-      if (!status.ok()) {
-        state.SkipWithError(status.ToString().c_str());
-        return;
-      }
-    }
-    benchmark::ClobberMemory();
-  }
-  state.counters["threads"] = pool.num_threads();
-}
-
 // BERT-base's attention probabilities, softmax(scores * 0.125 + mask) over [12, seq,
 // seq] scores and a [1, 1, seq] padding mask, three ways: variant 0 runs multiply, add
 // and nn.softmax; 1 runs fused_elementwise and nn.softmax; 2 runs nn.softmax with the

@@ -93,4 +93,40 @@ void RunLoop(benchmark::State& state, BoundCall& call, ThreadPool& pool) {
   state.counters["threads"] = pool.num_threads();
 }
 
+void RunChain(benchmark::State& state, const std::vector<ChainStep>& steps,
+              std::vector<NDArray> values) {
+  std::vector<BoundKernel> kernels;
+  std::vector<std::vector<NDArrayObj*>> args;
+  for (const ChainStep& step : steps) {
+    absl::StatusOr<BoundKernel> kernel = DefaultRegistry().Bind(
+        step.kernel, step.attrs, static_cast<int>(step.args.size()), /*num_outputs=*/1);
+    std::vector<NDArrayObj*> step_args;
+    for (int v : step.args) step_args.push_back(values[v].get());
+    Shape shape;
+    const absl::Status inferred =
+        kernel.ok() ? kernel->InferShapes(step_args.data(), &shape) : kernel.status();
+    if (!inferred.ok()) {
+      state.SkipWithError(inferred.ToString().c_str());
+      return;
+    }
+    values.push_back(*NDArrayObj::Empty(shape, DType::kF32, MakeNaiveAllocator()));
+    step_args.push_back(values.back().get());
+    kernels.push_back(*std::move(kernel));
+    args.push_back(std::move(step_args));
+  }
+  ThreadPool& pool = BenchPool(2);
+  for (auto _ : state) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const absl::Status status = kernels[i].Call(args[i].data(), pool);
+      if (!status.ok()) {
+        state.SkipWithError(status.ToString().c_str());
+        return;
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["threads"] = pool.num_threads();
+}
+
+
 }  // namespace dynvm::kernels::bench

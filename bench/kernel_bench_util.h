@@ -55,6 +55,20 @@ class BoundCall {
 // Calls `call` on `pool` for every iteration of `state`.
 void RunLoop(benchmark::State& state, BoundCall& call, ThreadPool& pool);
 
+// One kernel of a chain run as separate calls, to compare with a fused kernel; `args`
+// index the chain's values: its inputs, then the results of the steps before.
+struct ChainStep {
+  const char* kernel;
+  Attrs attrs;
+  std::vector<int> args;
+};
+
+// Calls the kernels of `steps` in turn on 2 threads, as an unfused executable does: each
+// result is written to a tensor allocated once and read back by the next kernel.
+// `values` are the chain's inputs.
+void RunChain(benchmark::State& state, const std::vector<ChainStep>& steps,
+              std::vector<NDArray> values);
+
 }  // namespace dynvm::kernels::bench
 
 #endif  // DYNVM_BENCH_KERNEL_BENCH_UTIL_H_

@@ -234,4 +234,43 @@ Pattern Pattern::Tuple(std::vector<Pattern> fields) {
   return Pattern(PatternKind::kTuple, Expr(), std::move(fields));
 }
 
+bool IsAtom(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::kVar:
+    case ExprKind::kGlobalVar:
+    case ExprKind::kConstant:
+    case ExprKind::kOp:
+    case ExprKind::kConstructor: return true;
+    default: return false;
+  }
+}
+
+void ForEachChild(const Expr& e, const std::function<void(const Expr&)>& f) {
+  switch (e.kind()) {
+    case ExprKind::kCall:
+      f(e.callee());
+      for (const Expr& a : e.args()) f(a);
+      return;
+    case ExprKind::kTuple:
+      for (const Expr& field : e.fields()) f(field);
+      return;
+    case ExprKind::kTupleGetItem: f(e.tuple()); return;
+    case ExprKind::kLet:
+      f(e.operand());
+      f(e.body());
+      return;
+    case ExprKind::kIf:
+      f(e.cond());
+      f(e.then_branch());
+      f(e.else_branch());
+      return;
+    case ExprKind::kFunction: f(e.body()); return;
+    case ExprKind::kMatch:
+      f(e.data());
+      for (const Clause& c : e.clauses()) f(c.body);
+      return;
+    default: return;
+  }
+}
+
 }  // namespace dynvm::compiler

@@ -20,6 +20,7 @@
 #define DYNVM_COMPILER_IR_EXPR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -172,6 +173,16 @@ struct Clause {
   Pattern pattern;
   Expr body;
 };
+
+// Whether `e` has no subexpressions: a variable, global, constant, operator or
+// constructor (an atom of A-normal form; what the printer never binds to %N).
+bool IsAtom(const Expr& e);
+
+// Calls `f` on each expression `e` is made of, in evaluation order: a call's callee then
+// its arguments; a tuple's fields; a projection's tuple; a let's value then its body; an
+// if's condition then its branches; a function's body; a match's data then its clauses'
+// bodies. The variables a let, function or pattern binds are not visited.
+void ForEachChild(const Expr& e, const std::function<void(const Expr&)>& f);
 
 }  // namespace dynvm::compiler
 

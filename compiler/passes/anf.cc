@@ -25,18 +25,6 @@
 namespace dynvm::compiler {
 namespace {
 
-// Operands as they may stay: nothing to evaluate, so nothing to bind.
-bool IsAtom(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kGlobalVar:
-    case ExprKind::kConstant:
-    case ExprKind::kOp:
-    case ExprKind::kConstructor: return true;
-    default: return false;
-  }
-}
-
 // A fused group: one kernel's worth of operators, kept whole.
 bool IsPrimitive(const Expr& fn) {
   const auto it = fn.attrs().find("Primitive");

@@ -18,31 +18,7 @@ absl::StatusOr<absl::flat_hash_map<uint64_t, int>> CountUses(const Expr& e) {
     if (child.is(ExprKind::kVar)) ++uses[child.var_id()];
   };
   DYNVM_RETURN_IF_ERROR(RewriteBottomUp(e, [&](const Expr& node) -> absl::StatusOr<Expr> {
-                          switch (node.kind()) {
-                            case ExprKind::kCall:
-                              count(node.callee());
-                              for (const Expr& arg : node.args()) count(arg);
-                              break;
-                            case ExprKind::kTuple:
-                              for (const Expr& field : node.fields()) count(field);
-                              break;
-                            case ExprKind::kLet:
-                              count(node.operand());
-                              count(node.body());
-                              break;
-                            case ExprKind::kIf:
-                              count(node.cond());
-                              count(node.then_branch());
-                              count(node.else_branch());
-                              break;
-                            case ExprKind::kTupleGetItem: count(node.tuple()); break;
-                            case ExprKind::kFunction: count(node.body()); break;
-                            case ExprKind::kMatch:
-                              count(node.data());
-                              for (const Clause& c : node.clauses()) count(c.body);
-                              break;
-                            default: break;
-                          }
+                          ForEachChild(node, count);
                           return node;
                         }).status());
   if (e.is(ExprKind::kVar)) ++uses[e.var_id()];

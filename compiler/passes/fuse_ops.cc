@@ -142,32 +142,7 @@ class Fuser {
  private:
   absl::Status CountUses(const Expr& e) {
     return RewriteBottomUp(e, [&](const Expr& node) -> absl::StatusOr<Expr> {
-             const auto count = [&](const Expr& child) { ++uses_[child.identity()]; };
-             switch (node.kind()) {
-               case ExprKind::kCall:
-                 count(node.callee());
-                 for (const Expr& a : node.args()) count(a);
-                 break;
-               case ExprKind::kTuple:
-                 for (const Expr& f : node.fields()) count(f);
-                 break;
-               case ExprKind::kTupleGetItem: count(node.tuple()); break;
-               case ExprKind::kLet:
-                 count(node.operand());
-                 count(node.body());
-                 break;
-               case ExprKind::kIf:
-                 count(node.cond());
-                 count(node.then_branch());
-                 count(node.else_branch());
-                 break;
-               case ExprKind::kFunction: count(node.body()); break;
-               case ExprKind::kMatch:
-                 count(node.data());
-                 for (const Clause& c : node.clauses()) count(c.body);
-                 break;
-               default: break;
-             }
+             ForEachChild(node, [&](const Expr& child) { ++uses_[child.identity()]; });
              return node;
            })
         .status();

@@ -27,18 +27,6 @@
 namespace dynvm::compiler {
 namespace {
 
-// Leaves print the same wherever they appear and are never bound to %N.
-bool IsLeaf(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kGlobalVar:
-    case ExprKind::kConstant:
-    case ExprKind::kOp:
-    case ExprKind::kConstructor: return true;
-    default: return false;
-  }
-}
-
 // Slots from here on are the blocks of lets that print inline, in parentheses: a let
 // anywhere but the body of a let or of a block opens a block of its own, so that the
 // nodes that use its variable are bound inside the parentheses.
@@ -57,7 +45,7 @@ void ForEachChild(const Expr& e, Fn&& fn) {
       slot = kInlineLetSlot + position;
     }
     ++position;
-    if (!IsLeaf(child)) fn(child, slot, top);
+    if (!IsAtom(child)) fn(child, slot, top);
   };
   switch (e.kind()) {
     case ExprKind::kCall:
@@ -135,7 +123,7 @@ class Printer {
   // expression.
   bool IsShared(const Expr& e) {
     const auto it = info_.find(e.identity());
-    if (IsLeaf(e) || e.is(ExprKind::kLet) || it == info_.end()) return false;
+    if (IsAtom(e) || e.is(ExprKind::kLet) || it == info_.end()) return false;
     return it->second.uses > 1 || (e.is(ExprKind::kCall) && it->second.top_uses == 0);
   }
 
@@ -217,7 +205,7 @@ int Printer::Lca(int a, int b) const {
 }
 
 std::string Printer::Root(const Expr& e, int indent) {
-  if (IsLeaf(e)) return std::string(indent, ' ') + Inline(e, indent);
+  if (IsAtom(e)) return std::string(indent, ' ') + Inline(e, indent);
   Place(e);
   std::string out;
   PrintBlock(e, Info(e).block, indent, out);
@@ -240,7 +228,7 @@ void Printer::PrintBlock(const Expr& body, int block, int indent, std::string& o
 // Binds every node used more than once that `e` reaches, belongs to `block` and is not
 // printed yet, dependencies first.
 void Printer::EmitPending(const Expr& e, int block, int indent, std::string& out) {
-  if (IsLeaf(e)) return;
+  if (IsAtom(e)) return;
   absl::flat_hash_set<uintptr_t> expanded_nodes;  // as in Place: expanded when popped
   std::vector<std::pair<Expr, bool>> stack = {{e, false}};
   while (!stack.empty()) {
@@ -288,7 +276,7 @@ std::string Printer::Inline(const Expr& e, int indent) {
       std::string args = list(e.args());
       if (!e.attrs().empty()) absl::StrAppend(&args, args.empty() ? "" : ", ", AttrsText(e.attrs()));
       const Expr& callee = e.callee();
-      const bool wrap = !IsLeaf(callee) && !callee.is(ExprKind::kCall);
+      const bool wrap = !IsAtom(callee) && !callee.is(ExprKind::kCall);
       return absl::StrCat(wrap ? "(" : "", Inline(callee, indent), wrap ? ")" : "", "(", args, ")");
     }
     case ExprKind::kLet: {
@@ -308,7 +296,7 @@ std::string Printer::Inline(const Expr& e, int indent) {
                                     : absl::StrCat("(", list(e.fields()), ")");
     case ExprKind::kTupleGetItem: {
       const Expr& t = e.tuple();
-      const bool wrap = !IsLeaf(t) && !IsShared(t) && !t.is(ExprKind::kCall) &&
+      const bool wrap = !IsAtom(t) && !IsShared(t) && !t.is(ExprKind::kCall) &&
                         !t.is(ExprKind::kTuple) && !t.is(ExprKind::kTupleGetItem);
       return absl::StrCat(wrap ? "(" : "", Inline(t, indent), wrap ? ")" : "", ".", e.index());
     }
@@ -340,7 +328,7 @@ std::string Printer::Function(const Expr& fn, int indent, std::string_view head)
   if (fn.annotation()) absl::StrAppend(&out, " -> ", fn.annotation()->ToString());
   out += " {\n";
   const Expr& body = fn.body();
-  if (IsLeaf(body)) {
+  if (IsAtom(body)) {
     absl::StrAppend(&out, std::string(indent + 2, ' '), Inline(body, indent + 2));
   } else {
     PrintBlock(body, block_of_slot_[{fn.identity(), 0}], indent + 2, out);
