@@ -8,8 +8,8 @@
 //   absl::StatusOr<BoundKernel> k = registry.Bind("fused_elementwise", attrs, 3, 1);
 //
 // Other kernels read a program's result in place of an input through FusedProgram, so
-// that it never reaches memory (nn.softmax's `prologue`). The grammar, the operators and
-// the numerics are in docs/kernels.md.
+// that it never reaches memory (the `prologue` of nn.softmax, nn.log_softmax and
+// nn.layer_norm). The grammar, the operators and the numerics are in docs/kernels.md.
 #ifndef DYNVM_KERNELS_FUSED_ELEMENTWISE_H_
 #define DYNVM_KERNELS_FUSED_ELEMENTWISE_H_
 

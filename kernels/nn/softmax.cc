@@ -13,8 +13,8 @@
 // `softmax(scores * scale + mask)` is one call. Along the last axis, each task evaluates
 // the program for a few rows into a per-thread buffer that stays in L1 and runs the
 // softmax from there into the output: the program's result never reaches memory. Along
-// another axis the program is evaluated into the output and softmaxed in place.
-#include <algorithm>
+// another axis the program is evaluated into the output and softmaxed in place
+// (ForEachPrologueAxisRow, kernels/nn/prologue.h, which layer_norm shares).
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -28,15 +28,11 @@
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
+#include "kernels/nn/prologue.h"
 #include "kernels/nn/ukernels.h"
 
 namespace dynvm::kernels {
 namespace {
-
-// Floats of prologue results a task evaluates at once (whole rows, at least one): 8 KiB,
-// which stays in L1 until the softmax reads it.
-constexpr int64_t kPrologueChunk = 2048;
 
 struct SoftmaxState {
   int64_t axis;
@@ -98,30 +94,6 @@ void SoftmaxSlice(const nn::NnMicrokernels& uk, int64_t n, const float* in, floa
   }
 }
 
-// Softmax of `prologue`(inputs) over rows of `n` (the output's contiguous slices, `rows`
-// of them) into `y`: per task, chunks of rows evaluated into a per-thread buffer and
-// softmaxed from it.
-template <bool kLog>
-void PrologueRows(const FusedProgram& prologue, const KernelCall& call,
-                  absl::Span<const int64_t> shape, int64_t rows, int64_t n, float* y) {
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
-  const int64_t per_chunk = std::max<int64_t>(1, kPrologueChunk / n);
-  // Each input and statement costs about one more stream over the row.
-  const int64_t grain = internal::GrainForBytes(
-      sizeof(float) * n * (2 + prologue.num_inputs() + prologue.num_statements()));
-  prologue.Prepare(call.inputs(), shape, [&](const FusedRangeEvaluator& eval) {
-    call.pool->ParallelFor(rows, grain, [&](int64_t begin, int64_t end) {
-      const int64_t chunk = std::min(per_chunk, end - begin);
-      float* x = nn::ThreadScratch<float>(nn::ScratchSlot::kTask, chunk * n);
-      for (int64_t r = begin; r < end; r += chunk) {
-        const int64_t m = std::min(chunk, end - r);
-        eval.EvaluateRange(r * n, m * n, x);
-        for (int64_t i = 0; i < m; ++i) SoftmaxSlice<kLog>(uk, n, x + i * n, y + (r + i) * n);
-      }
-    });
-  });
-}
-
 template <bool kLog>
 absl::Status SoftmaxKernel(const KernelCall& call) {
   const SoftmaxState& state = *static_cast<const SoftmaxState*>(call.state);
@@ -135,13 +107,11 @@ absl::Status SoftmaxKernel(const KernelCall& call) {
   const int64_t inner = nn::Product(shape, axis + 1, rank);
   float* y = call.outputs()[0]->data_as<float>();
   const auto slice = [&](const float* in, float* out) { SoftmaxSlice<kLog>(uk, n, in, out); };
-  if (!state.prologue.has_value()) {
-    nn::ForEachAxisRow(call.args[0]->data_as<float>(), y, outer, n, inner, *call.pool, slice);
-  } else if (inner == 1) {
-    PrologueRows<kLog>(*state.prologue, call, shape, outer, n, y);
+  if (state.prologue.has_value()) {
+    nn::ForEachPrologueAxisRow(*state.prologue, call.inputs(), shape, outer, n, inner, y,
+                               *call.pool, slice);
   } else {
-    state.prologue->Evaluate(call.inputs(), shape, y, *call.pool);
-    nn::ForEachAxisRow(y, y, outer, n, inner, *call.pool, slice);
+    nn::ForEachAxisRow(call.args[0]->data_as<float>(), y, outer, n, inner, *call.pool, slice);
   }
   return absl::OkStatus();
 }
