@@ -74,6 +74,10 @@ absl::StatusOr<Type> WhereRel(const OpCall& call) {
   return Type::Tensor(xy.dtype(), std::move(shape));
 }
 
+absl::StatusOr<Type> FusedElementwiseRel(const OpCall& call) {
+  return FusedProgramRel(call, call.args.size());
+}
+
 constexpr OpDef kOps[] = {
     {"negative", 1, 1, MapRel<kSigned>},     {"abs", 1, 1, MapRel<kSigned>},
     {"sign", 1, 1, MapRel<kSigned>},         {"exp", 1, 1, MapRel<kFloat>},
@@ -97,7 +101,7 @@ constexpr OpDef kOps[] = {
     {"greater", 2, 2, CompareRel},            {"greater_equal", 2, 2, CompareRel},
     {"logical_and", 2, 2, LogicalRel},        {"logical_or", 2, 2, LogicalRel},
     {"logical_xor", 2, 2, LogicalRel},        {"where", 3, 3, WhereRel},
-    {"fused_elementwise", 1, -1, FusedProgramRel},
+    {"fused_elementwise", 1, -1, FusedElementwiseRel},
 };
 
 }  // namespace

@@ -20,21 +20,30 @@ absl::StatusOr<Type> SoftmaxRel(const OpCall& call) {
   if (!prologue && call.args.size() != 1) {
     return OpError(call, absl::StrFormat("takes 1 argument without a prologue, got %d", call.args.size()));
   }
-  DYNVM_ASSIGN_OR_RETURN(const Type x, prologue ? FusedProgramRel(call) : TensorArg(call, 0, "data", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type x,
+                         prologue ? FusedProgramRel(call, call.args.size()) : TensorArg(call, 0, "data", kF32));
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", -1));
   DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, x.rank()).status());
   return x;
 }
 
-// data, gamma [n], beta [n] with n = data.shape[axis].
+// data, gamma [n], beta [n] with n = data.shape[axis]; with a `prologue`, the data is that
+// program of the arguments before gamma and beta (fusion's).
 absl::StatusOr<Type> LayerNormRel(const OpCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  const bool prologue = call.attrs.contains("prologue");
+  if (!prologue && call.args.size() != 3) {
+    return OpError(call, absl::StrFormat("takes 3 arguments without a prologue, got %d", call.args.size()));
+  }
+  const int params = static_cast<int>(call.args.size()) - 2;  // gamma's position
+  DYNVM_ASSIGN_OR_RETURN(const Type x,
+                         prologue ? FusedProgramRel(call, params) : TensorArg(call, 0, "data", kF32));
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", -1));
   DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, x.rank()));
-  for (int i : {1, 2}) {
-    DYNVM_ASSIGN_OR_RETURN(const Type p, TensorArg(call, i, i == 1 ? "gamma" : "beta", kF32));
+  for (int i : {params, params + 1}) {
+    const bool gamma = i == params;
+    DYNVM_ASSIGN_OR_RETURN(const Type p, TensorArg(call, i, gamma ? "gamma" : "beta", kF32));
     if (p.rank() != 1 || !MayEqual(p.shape()[0], x.shape()[a])) {
-      return OpError(call, absl::StrFormat("%s has shape %s, expected [%s]", i == 1 ? "gamma" : "beta",
+      return OpError(call, absl::StrFormat("%s has shape %s, expected [%s]", gamma ? "gamma" : "beta",
                                            ShapeText(p.shape()), x.shape()[a].ToString()));
     }
   }
@@ -303,7 +312,7 @@ absl::StatusOr<Type> CellRel(const OpCall& call) {
 constexpr OpDef kOps[] = {
     {"nn.softmax", 1, -1, SoftmaxRel},
     {"nn.log_softmax", 1, -1, SoftmaxRel},
-    {"nn.layer_norm", 3, 3, LayerNormRel},
+    {"nn.layer_norm", 3, -1, LayerNormRel},
     {"nn.dense", 2, 3, DenseRel},
     {"nn.batch_matmul", 2, 2, MatmulRel<false, true>},
     {"nn.matmul", 2, 2, MatmulRel<true, false>},

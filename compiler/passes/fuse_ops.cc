@@ -237,10 +237,13 @@ class Fuser {
     return it == rewritten_.end() ? original : it->second;
   }
 
-  // softmax and log_softmax: kernels that read their data through a `prologue` program.
+  // softmax, log_softmax and layer_norm: kernels that read their data (argument 0)
+  // through a `prologue` program, whose inputs replace the data in the call.
   static bool IsRowReduction(const Expr& e) {
-    return (IsOpCall(e, "nn.softmax") || IsOpCall(e, "nn.log_softmax")) && e.args().size() == 1 &&
-           !e.attrs().contains("prologue") && IsF32Tensor(e) && IsF32Tensor(e.args()[0]);
+    const bool row_op = (IsOpCall(e, "nn.softmax") || IsOpCall(e, "nn.log_softmax")) ? e.args().size() == 1
+                        : IsOpCall(e, "nn.layer_norm")                               ? e.args().size() == 3
+                                                                                     : false;
+    return row_op && !e.attrs().contains("prologue") && IsF32Tensor(e) && IsF32Tensor(e.args()[0]);
   }
 
   Expr Rewrite(const Expr& original, const Expr& rebuilt) const {
@@ -250,6 +253,7 @@ class Fuser {
       int statements = 0;
       Emit(original.args()[0], inputs, program, statements);
       if (inputs.empty() || inputs.size() > kernels::kFusedElementwiseMaxInputs) return rebuilt;
+      for (size_t i = 1; i < original.args().size(); ++i) inputs.push_back(Rewritten(original.args()[i]));
       kernels::Attrs attrs = original.attrs();
       attrs["prologue"] = program;
       return Expr::Call(original.callee(), std::move(inputs), std::move(attrs)).WithType(*original.checked_type());

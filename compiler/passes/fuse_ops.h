@@ -21,9 +21,10 @@
 //   %1 = add(%0, %y);               becomes    program="t0 = multiply(i0, 0.5); t1 = add(t0, i1); t2 = tanh(t1)")
 //   tanh(%1)
 //
-// Reduction prologues. A softmax or log_softmax whose data is such a group reads it
-// through the group's program (the kernel's `prologue`), so BERT's scaled and masked
-// attention scores are never written to memory:
+// Reduction prologues. A softmax, log_softmax or layer_norm whose data is such a group
+// reads it through the group's program (the kernel's `prologue`; the program's inputs
+// take the data's place among the arguments), so BERT's scaled and masked attention
+// scores, or a residual sum before a norm, are never written to memory:
 //
 //   nn.softmax(add(multiply(%s, 0.125f), %mask))   becomes
 //   nn.softmax(%s, %mask, axis=-1, prologue="t0 = multiply(i0, 0.125); t1 = add(t0, i1)")

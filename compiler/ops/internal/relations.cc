@@ -23,10 +23,10 @@ absl::Status OpError(const OpCall& call, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(std::string(call.op), ": ", std::string(message)));
 }
 
-absl::StatusOr<Type> FusedProgramRel(const OpCall& call) {
+absl::StatusOr<Type> FusedProgramRel(const OpCall& call, size_t inputs) {
   static constexpr DType kF32[] = {DType::kF32};
   std::vector<Dim> shape;
-  for (int i = 0; i < static_cast<int>(call.args.size()); ++i) {
+  for (int i = 0; i < static_cast<int>(inputs); ++i) {
     DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, i, absl::StrCat("input ", i), kF32));
     DYNVM_ASSIGN_OR_RETURN(shape, BroadcastShapes(call, shape, t.shape()));
   }

@@ -30,11 +30,12 @@ absl::Status OpError(const OpCall& call, absl::string_view message);
 absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::vector<Dim>& a,
                                                  const std::vector<Dim>& b);
 
-// The f32 tensor of the broadcast of every argument's shape, the arguments being f32
+// The f32 tensor of the broadcast of the shapes of the first `inputs` arguments, f32
 // tensors read by a fused elementwise program (fused_elementwise's, or a kernel's
-// `prologue`); the attributes are checked by binding the call's kernel, so that a bad
-// program fails at compile time with the message loading the executable would give.
-absl::StatusOr<Type> FusedProgramRel(const OpCall& call);
+// `prologue`, whose other arguments follow them); the attributes are checked by binding
+// the call's kernel, so that a bad program fails at compile time with the message
+// loading the executable would give.
+absl::StatusOr<Type> FusedProgramRel(const OpCall& call, size_t inputs);
 
 // The more informative of two dims required to be equal (a constant over a symbol over
 // `?`).

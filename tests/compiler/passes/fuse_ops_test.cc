@@ -83,6 +83,10 @@ TEST(FuseOpsTest, SoftmaxReadsItsInputThroughAPrologue) {
   EXPECT_EQ(Fuse("def @main(%s: Tensor[(12, n, n), float32], %m: Tensor[(1, 1, n), float32]) {\n"
                  "  nn.softmax(add(multiply(%s, 0.125f), %m), axis=-1)\n}"),
             "nn.softmax(%s, %m, axis=-1, prologue=\"t0 = multiply(i0, 0.125); t1 = add(t0, i1)\")");
+  // layer_norm after a residual sum: the program's inputs come before gamma and beta.
+  EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ", %y: Tensor[(n, 16), float32], %g: Tensor[(16), float32]) {\n"
+                              "  nn.layer_norm(add(%x, %y), %g, %g)\n}")),
+            "nn.layer_norm(%x, %y, %g, %g, prologue=\"t0 = add(i0, i1)\")");
   // Not when the scores are used again.
   EXPECT_EQ(Fuse("def @main(%s: Tensor[(4, 8), float32]) {\n"
                  "  %0 = multiply(%s, 0.125f);\n  (nn.log_softmax(%0), %0)\n}"),
@@ -116,16 +120,17 @@ TEST(FuseOpsTest, WhatMustNotFuse) {
             absl::StrCat("%0 = nn.dense(%x, ", kW, ");\n%1 = nn.relu(%0);\n(%1, %0)"));
 }
 
-// A transformer feed-forward block, an elementwise tail and a softmax over it (along the
-// first axis: the prologue evaluated whole, then the softmax in place), compiled with and
-// without fusion and run at several lengths: the outputs agree.
+// A transformer feed-forward block, a layer norm of its sum with a residual, an
+// elementwise tail and a softmax over it (along the first axis: the prologue evaluated
+// whole, then the softmax in place), compiled with and without fusion and run at several
+// lengths: the outputs agree.
 TEST(FuseOpsTest, FusedProgramsComputeWhatUnfusedOnesDo) {
   const std::string text = absl::StrCat(
       "def @main(", kX, ", %r: Tensor[(n, 32), float32]) {\n"
       "  %0 = add(nn.dense(%x, ", kW, "), ", kB, ");\n"
       "  %1 = add(gelu(%0), %r);\n"
       "  %2 = multiply(subtract(%1, 0.25f), sigmoid(%1));\n"
-      "  (%1, nn.softmax(tanh(add(%2, %r)), axis=0))\n}");
+      "  (nn.layer_norm(add(%1, %r), ", kB, ", ", kB, "), nn.softmax(tanh(add(%2, %r)), axis=0))\n}");
   const Module mod = *ParseModule(text, Constants());
   std::vector<std::unique_ptr<vm::VirtualMachine>> machines;
   for (const bool fuse : {false, true}) {
