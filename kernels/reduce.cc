@@ -19,6 +19,21 @@
 // propagates; argmax returns the first NaN). Reducing zero elements gives sum 0, prod 1,
 // l2_norm 0 and mean NaN; max, min, argmax and argmin have no identity and fail.
 //
+// Fused prologue and epilogue (f32 sum, mean, max, min, prod and l2_norm; not argmax,
+// argmin or cumsum): the optional string attribute `prologue` is a fused_elementwise
+// program (kernels/fused_elementwise.h); the kernel then takes the program's inputs
+// (exactly num_inputs() of them, f32, broadcasting together) and reduces
+// program(inputs), of their broadcast shape, as it would reduce a materialised input.
+// `epilogue` is a program reading only i0 (and literals), applied to each reduced value
+// before it is written (variance + eps -> rsqrt for RMS norm). The prologue's result is
+// evaluated run by run into a per-thread buffer (whole reduced rows when the innermost
+// axis is reduced, blocks of at most kColumnBlock columns when it is kept) and folded
+// from there by the same functions as a materialised input, so it never reaches memory
+// and the results are bit for bit those of fused_elementwise, the plain reduction, then
+// fused_elementwise. The epilogue runs fused_elementwise's evaluator over the output, in
+// place. The kernels register as variadic; without a prologue the shape function and
+// the kernel require one input, with Bind's message.
+//
 // Execution: the axes are merged into alternating runs of reduced and kept axes. When
 // the innermost is reduced, each output reduces contiguous rows (eight accumulator lanes
 // in the loop, so it vectorises); when it is kept, each output row accumulates whole
@@ -33,6 +48,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -40,8 +56,10 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/elementwise/dtypes.h"
+#include "kernels/fused_elementwise.h"
 #include "kernels/elementwise/ukernels.h"
 #include "kernels/internal/data_movement.h"
+#include "kernels/internal/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -82,6 +100,8 @@ struct ReduceState {
   bool keepdims;
   bool exclude;
   bool select_last;
+  std::optional<FusedProgram> prologue;  // f32 value reductions only
+  std::optional<FusedProgram> epilogue;  // reads i0 only
 };
 
 // The optional int or int-list attribute `axis`.
@@ -98,9 +118,24 @@ absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs
     DYNVM_RETURN_IF_ERROR(
         CheckKnownAttrs(attrs, {"axis", "keepdims", "exclude", "select_last_index"}));
   } else {
-    DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis", "keepdims", "exclude"}));
+    DYNVM_RETURN_IF_ERROR(
+        CheckKnownAttrs(attrs, {"axis", "keepdims", "exclude", "prologue", "epilogue"}));
   }
-  ReduceState state{&spec, std::nullopt, false, false, false};
+  ReduceState state{&spec, std::nullopt, false, false, false, std::nullopt, std::nullopt};
+  if (attrs.contains("prologue")) {
+    DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "prologue"));
+    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue"));
+  }
+  if (attrs.contains("epilogue")) {
+    DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "epilogue"));
+    DYNVM_ASSIGN_OR_RETURN(state.epilogue, FusedProgram::Parse(text, "epilogue"));
+    if (state.epilogue->num_inputs() != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "attribute 'epilogue' must read exactly one input, i0 (the reduced value), "
+          "reads %d",
+          state.epilogue->num_inputs()));
+    }
+  }
   DYNVM_ASSIGN_OR_RETURN(state.axes, GetAxisAttr(attrs));
   DYNVM_ASSIGN_OR_RETURN(state.keepdims, GetBoolAttr(attrs, "keepdims", false));
   DYNVM_ASSIGN_OR_RETURN(state.exclude, GetBoolAttr(attrs, "exclude", false));
@@ -125,11 +160,10 @@ struct Reduction {
   int64_t count;
 };
 
-// Validates `x` against the kernel's dtypes and axes and resolves them.
-absl::StatusOr<Reduction> Resolve(const ReduceState& state, const NDArrayObj& x) {
+// Resolves the axes of a reduction of an input of `shape`.
+absl::StatusOr<Reduction> Resolve(const ReduceState& state, absl::Span<const int64_t> shape) {
   const char* op = state.spec->name;
-  DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(op, "input", x, state.spec->dtypes));
-  const int rank = x.ndim();
+  const int rank = static_cast<int>(shape.size());
   Reduction r;
   std::fill(r.reduced, r.reduced + kMaxRank, !state.axes.has_value());
   if (state.axes.has_value()) {
@@ -147,23 +181,53 @@ absl::StatusOr<Reduction> Resolve(const ReduceState& state, const NDArrayObj& x)
   r.count = 1;
   for (int d = 0; d < rank; ++d) {
     if (r.reduced[d]) {
-      r.count *= x.shape()[d];
+      r.count *= shape[d];
       if (state.keepdims) r.out_shape.push_back(1);
     } else {
-      r.out_shape.push_back(x.shape()[d]);
+      r.out_shape.push_back(shape[d]);
     }
   }
   if (r.count == 0 && !HasIdentity(state.spec->kind)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: cannot reduce zero elements (input shape %s): the operation has no identity", op,
-        ShapeToString(x.shape())));
+        ShapeToString(shape)));
   }
   return r;
 }
 
+// The checks the shape function and the kernel share: the input (or the prologue's
+// inputs, whose broadcast becomes `shape`), its dtype, and the axes.
+absl::StatusOr<Reduction> CheckInputs(const ReduceState& state,
+                                      absl::Span<NDArrayObj* const> inputs, Shape& shape,
+                                      DType& dtype) {
+  const char* op = state.spec->name;
+  if (state.prologue.has_value()) {
+    DYNVM_ASSIGN_OR_RETURN(shape, state.prologue->InferShape(op, inputs));
+    dtype = DType::kF32;
+  } else {
+    const int count = static_cast<int>(inputs.size());
+    if (count != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel '%s' takes 1 inputs and 1 outputs, not %d and 1%s", op, count,
+          count > 1 ? ": more inputs need the attribute 'prologue'" : ""));
+    }
+    DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(op, "input", *inputs[0], state.spec->dtypes));
+    if (state.epilogue.has_value()) {
+      DYNVM_RETURN_IF_ERROR(
+          elementwise::CheckDTypeIn(op, "input (with an epilogue)", *inputs[0], elementwise::kF32));
+    }
+    shape = inputs[0]->shape();
+    dtype = inputs[0]->dtype();
+  }
+  return Resolve(state, shape);
+}
+
 absl::Status ReduceShapeFn(const ShapeCall& call) {
+  Shape shape;
+  DType dtype;
   DYNVM_ASSIGN_OR_RETURN(const Reduction r,
-                         Resolve(*static_cast<const ReduceState*>(call.state), *call.inputs[0]));
+                         CheckInputs(*static_cast<const ReduceState*>(call.state),
+                                     call.input_span(), shape, dtype));
   call.output_shapes[0] = r.out_shape;
   return absl::OkStatus();
 }
@@ -315,11 +379,89 @@ typename Op::Acc ReduceRun(const T* x, int64_t n, typename Op::Acc acc) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Where the value reductions read their input: a materialised tensor, or a prologue's
+// result evaluated run by run. Each task makes a Reader and asks it for runs [offset,
+// offset + n) of the flat input; a run stays valid until the next request. Both feed the
+// same folds, so a prologue's result reduces exactly as its materialised tensor would.
+
+template <typename T>
+class TensorSource {
+ public:
+  using Elem = T;
+  explicit TensorSource(const T* x) : x_(x) {}
+  // Bytes a task streams per input element, for its grain.
+  int64_t cost() const { return sizeof(T); }
+
+  class Reader {
+   public:
+    Reader(const TensorSource& src, int64_t /*ahead_limit=*/) : x_(src.x_) {}
+    const T* Get(int64_t offset, int64_t /*n=*/) const { return x_ + offset; }
+
+   private:
+    const T* x_;
+  };
+
+ private:
+  const T* x_;
+};
+
+// Floats a prologue reader evaluates at once when a task's runs follow each other in the
+// flat input: 8 KiB, which stays in L1 until the fold reads it.
+constexpr int64_t kPrologueChunk = 2048;
+
+// The calling thread's buffer for prologue runs: at least `n` floats.
+float* PrologueBuffer(int64_t n) {
+  thread_local internal::ScratchBuffer buffer;
+  return buffer.As<float>(static_cast<size_t>(n));
+}
+
+class ProgramSource {
+ public:
+  using Elem = float;
+  ProgramSource(const FusedProgram& program, const FusedRangeEvaluator& eval)
+      : eval_(&eval),
+        cost_(sizeof(float) * (2 + program.num_inputs() + program.num_statements())) {}
+  int64_t cost() const { return cost_; }
+
+  // A task's reader. Runs are evaluated into the thread's buffer; with `ahead_limit` >
+  // 0, the task's later runs follow the first contiguously up to that flat offset, and
+  // the reader evaluates up to kPrologueChunk floats of whole runs at once.
+  class Reader {
+   public:
+    Reader(const ProgramSource& src, int64_t ahead_limit)
+        : eval_(src.eval_), limit_(ahead_limit) {}
+    const float* Get(int64_t offset, int64_t n) {
+      if (offset >= begin_ && offset + n <= end_) return data_ + (offset - begin_);
+      int64_t length = n;
+      if (n > 0 && offset + n < limit_) {
+        length = std::min(limit_ - offset, std::max(n, kPrologueChunk / n * n));
+      }
+      data_ = PrologueBuffer(length);
+      eval_->EvaluateRange(offset, length, data_);
+      begin_ = offset;
+      end_ = offset + length;
+      return data_;
+    }
+
+   private:
+    const FusedRangeEvaluator* eval_;
+    int64_t limit_;
+    float* data_ = nullptr;
+    int64_t begin_ = 0, end_ = 0;
+  };
+
+ private:
+  const FusedRangeEvaluator* eval_;
+  int64_t cost_;
+};
+
 // Innermost axis reduced: each output folds its rows (one per index of the outer
 // reduced axes) with ReduceRun.
-template <typename Op, typename T>
-void ReduceRows(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t count,
-                ThreadPool& pool) {
+template <typename Op, typename Src>
+void ReduceRows(const Plan& plan, const Src& src, typename Src::Elem* y, int64_t num_out,
+                int64_t count, ThreadPool& pool) {
+  using Reader = typename Src::Reader;
   internal::Dims out_ext, out_str, red_ext, red_str;
   plan.Axes(/*of_reduced=*/false, /*with_inner=*/false, out_ext, out_str);
   plan.Axes(/*of_reduced=*/true, /*with_inner=*/false, red_ext, red_str);
@@ -333,12 +475,14 @@ void ReduceRows(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t cou
     typename Op::Acc partial[kMaxPartials];
     pool.ParallelFor(num_out * parts, 1, [&](int64_t begin, int64_t end) {
       Odometer out(out_ext, out_str, out_str);
+      Reader reader(src, /*ahead_limit=*/0);
       for (int64_t w = begin; w < end; ++w) {
         out.Seek(w / parts);
         const int64_t p = w % parts;
         const int64_t lo = row * p / parts;
         const int64_t hi = row * (p + 1) / parts;
-        partial[w] = ReduceRun<Op>(x + out.offset0() + lo, hi - lo, Op::kIdentity);
+        partial[w] =
+            ReduceRun<Op>(reader.Get(out.offset0() + lo, hi - lo), hi - lo, Op::kIdentity);
       }
     });
     for (int64_t o = 0; o < num_out; ++o) {
@@ -348,16 +492,20 @@ void ReduceRows(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t cou
     }
     return;
   }
-  pool.ParallelFor(num_out, internal::GrainForBytes(count * sizeof(T)),
+  // [kept, reduced] or [reduced]: output o reads the single run [o * row, (o + 1) * row).
+  const bool consecutive = plan.rank <= 2;
+  pool.ParallelFor(num_out, internal::GrainForBytes(count * src.cost()),
                    [&](int64_t begin, int64_t end) {
                      Odometer out(out_ext, out_str, out_str);
                      Odometer red(red_ext, red_str, red_str);
+                     Reader reader(src, consecutive ? end * row : 0);
                      out.Seek(begin);
                      for (int64_t o = begin; o < end; ++o, out.Next()) {
                        typename Op::Acc acc = Op::kIdentity;
                        red.Seek(0);
                        for (int64_t r = 0; r < rows; ++r, red.Next()) {
-                         acc = ReduceRun<Op>(x + out.offset0() + red.offset0(), row, acc);
+                         acc = ReduceRun<Op>(reader.Get(out.offset0() + red.offset0(), row),
+                                             row, acc);
                        }
                        y[o] = Op::Finish(acc, count);
                      }
@@ -401,17 +549,19 @@ void ForEachColumnBlock(const Plan& plan, int64_t num_out, int64_t count, int64_
 }
 
 // Innermost axis kept: each block of outputs accumulates `count` input rows.
-template <typename Op, typename T>
-void ReduceColumns(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t count,
-                   ThreadPool& pool) {
+template <typename Op, typename Src>
+void ReduceColumns(const Plan& plan, const Src& src, typename Src::Elem* y, int64_t num_out,
+                   int64_t count, ThreadPool& pool) {
+  using T = typename Src::Elem;
   const int64_t cols = plan.inner();
-  ForEachColumnBlock(plan, num_out, count, sizeof(T), pool,
+  ForEachColumnBlock(plan, num_out, count, src.cost(), pool,
                      [&](int64_t row, int64_t c0, int64_t c1, int64_t base, Odometer& red) {
+                       typename Src::Reader reader(src, /*ahead_limit=*/0);
                        typename Op::Acc acc[kColumnBlock];
                        const int64_t n = c1 - c0;
                        std::fill(acc, acc + n, Op::kIdentity);
                        for (int64_t r = 0; r < count; ++r, red.Next()) {
-                         const T* p = x + base + red.offset0() + c0;
+                         const T* p = reader.Get(base + red.offset0() + c0, n);
                          if constexpr (kColumnUkernel<Op> != nullptr) {
                            (GetElementwiseMicrokernels().*kColumnUkernel<Op>)(n, p, acc);
                          } else {
@@ -423,15 +573,15 @@ void ReduceColumns(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t 
                      });
 }
 
-template <typename Op, typename T>
-void ReduceValues(const Plan& plan, const T* x, T* y, int64_t num_out, int64_t count,
-                  ThreadPool& pool) {
+template <typename Op, typename Src>
+void ReduceValues(const Plan& plan, const Src& src, typename Src::Elem* y, int64_t num_out,
+                  int64_t count, ThreadPool& pool) {
   if (count == 0) {  // nothing to fold: the identity's final value everywhere
     std::fill(y, y + num_out, Op::Finish(Op::kIdentity, 0));
   } else if (plan.inner_reduced()) {
-    ReduceRows<Op>(plan, x, y, num_out, count, pool);
+    ReduceRows<Op>(plan, src, y, num_out, count, pool);
   } else {
-    ReduceColumns<Op>(plan, x, y, num_out, count, pool);
+    ReduceColumns<Op>(plan, src, y, num_out, count, pool);
   }
 }
 
@@ -524,58 +674,89 @@ void ArgColumns(const Plan& plan, const T* x, int64_t* y, int64_t num_out, int64
 // ---------------------------------------------------------------------------------------
 // The reduction kernel.
 
+// The value reduction `kind` (not argmax or argmin) of `src` into `y`.
+template <typename Src>
+void RunValueReduce(ReduceKind kind, const Plan& plan, const Src& src, typename Src::Elem* y,
+                    int64_t num_out, int64_t count, ThreadPool& pool) {
+  using T = typename Src::Elem;
+  switch (kind) {
+    case ReduceKind::kSum:
+      return ReduceValues<SumOp<T>>(plan, src, y, num_out, count, pool);
+    case ReduceKind::kProd:
+      return ReduceValues<ProdOp<T>>(plan, src, y, num_out, count, pool);
+    case ReduceKind::kMax:
+      return ReduceValues<ExtremeOp<T, true>>(plan, src, y, num_out, count, pool);
+    case ReduceKind::kMin:
+      return ReduceValues<ExtremeOp<T, false>>(plan, src, y, num_out, count, pool);
+    case ReduceKind::kMean:
+    case ReduceKind::kL2Norm:
+      if constexpr (std::is_floating_point_v<T>) {
+        return kind == ReduceKind::kMean
+                   ? ReduceValues<MeanOp<T>>(plan, src, y, num_out, count, pool)
+                   : ReduceValues<L2NormOp<T>>(plan, src, y, num_out, count, pool);
+      }
+      return;
+    case ReduceKind::kArgMax:
+    case ReduceKind::kArgMin:
+      return;  // RunReduce
+  }
+}
+
 template <typename T>
 void RunReduce(const ReduceState& state, const Plan& plan, const T* x, void* y, int64_t num_out,
                int64_t count, ThreadPool& pool) {
-  T* out = static_cast<T*>(y);
   auto* index = static_cast<int64_t*>(y);
   const bool last = state.select_last;
   switch (state.spec->kind) {
-    case ReduceKind::kSum:
-      return ReduceValues<SumOp<T>>(plan, x, out, num_out, count, pool);
-    case ReduceKind::kProd:
-      return ReduceValues<ProdOp<T>>(plan, x, out, num_out, count, pool);
-    case ReduceKind::kMax:
-      return ReduceValues<ExtremeOp<T, true>>(plan, x, out, num_out, count, pool);
-    case ReduceKind::kMin:
-      return ReduceValues<ExtremeOp<T, false>>(plan, x, out, num_out, count, pool);
     case ReduceKind::kArgMax:
       return plan.inner_reduced() ? ArgRows<true>(plan, x, index, num_out, count, last, pool)
                                   : ArgColumns<true>(plan, x, index, num_out, count, last, pool);
     case ReduceKind::kArgMin:
       return plan.inner_reduced() ? ArgRows<false>(plan, x, index, num_out, count, last, pool)
                                   : ArgColumns<false>(plan, x, index, num_out, count, last, pool);
-    case ReduceKind::kMean:
-    case ReduceKind::kL2Norm:
-      if constexpr (std::is_floating_point_v<T>) {
-        return state.spec->kind == ReduceKind::kMean
-                   ? ReduceValues<MeanOp<T>>(plan, x, out, num_out, count, pool)
-                   : ReduceValues<L2NormOp<T>>(plan, x, out, num_out, count, pool);
-      }
-      return;
+    default:
+      return RunValueReduce(state.spec->kind, plan, TensorSource<T>(x), static_cast<T*>(y),
+                            num_out, count, pool);
   }
 }
 
 absl::Status ReduceKernel(const KernelCall& call) {
   const auto& state = *static_cast<const ReduceState*>(call.state);
-  const NDArrayObj& x = *call.args[0];
-  const NDArrayObj& y = *call.args[1];
-  DYNVM_ASSIGN_OR_RETURN(const Reduction r, Resolve(state, x));
+  Shape shape;
+  DType dtype;
+  DYNVM_ASSIGN_OR_RETURN(const Reduction r, CheckInputs(state, call.inputs(), shape, dtype));
+  NDArrayObj& y = *call.outputs()[0];
   DYNVM_RETURN_IF_ERROR(internal::CheckOutput(
-      state.spec->name, y, IsArg(state.spec->kind) ? DType::kI64 : x.dtype(), r.out_shape));
+      state.spec->name, y, IsArg(state.spec->kind) ? DType::kI64 : dtype, r.out_shape));
   const int64_t num_out = y.num_elements();
   if (num_out == 0) return absl::OkStatus();
-  const Plan plan = MakePlan(x.shape(), r.reduced);
-  switch (x.dtype()) {
-    case DType::kF32:
-      RunReduce(state, plan, x.data_as<float>(), y.data(), num_out, r.count, *call.pool);
-      break;
-    case DType::kI32:
-      RunReduce(state, plan, x.data_as<int32_t>(), y.data(), num_out, r.count, *call.pool);
-      break;
-    default:
-      RunReduce(state, plan, x.data_as<int64_t>(), y.data(), num_out, r.count, *call.pool);
-      break;
+  const Plan plan = MakePlan(shape, r.reduced);
+  if (state.prologue.has_value() && r.count > 0) {
+    state.prologue->Prepare(call.inputs(), shape, [&](const FusedRangeEvaluator& eval) {
+      RunValueReduce(state.spec->kind, plan, ProgramSource(*state.prologue, eval),
+                     y.data_as<float>(), num_out, r.count, *call.pool);
+    });
+  } else if (state.prologue.has_value()) {  // nothing to evaluate: only the identity
+    RunValueReduce(state.spec->kind, plan, TensorSource<float>(nullptr), y.data_as<float>(),
+                   num_out, r.count, *call.pool);
+  } else {
+    const NDArrayObj& x = *call.args[0];
+    switch (dtype) {
+      case DType::kF32:
+        RunReduce(state, plan, x.data_as<float>(), y.data(), num_out, r.count, *call.pool);
+        break;
+      case DType::kI32:
+        RunReduce(state, plan, x.data_as<int32_t>(), y.data(), num_out, r.count, *call.pool);
+        break;
+      default:
+        RunReduce(state, plan, x.data_as<int64_t>(), y.data(), num_out, r.count, *call.pool);
+        break;
+    }
+  }
+  if (state.epilogue.has_value()) {
+    // fused_elementwise's own evaluation, in place over the output.
+    NDArrayObj* const value[] = {&y};
+    state.epilogue->Evaluate(value, y.shape(), y.data_as<float>(), *call.pool);
   }
   return absl::OkStatus();
 }
@@ -584,8 +765,11 @@ template <size_t... kIndex>
 absl::Status RegisterReductions(KernelRegistry& registry, std::index_sequence<kIndex...>) {
   constexpr BindFn kBinds[] = {BindReduce<kIndex>...};
   for (size_t i = 0; i < sizeof...(kIndex); ++i) {
+    // sum, mean, max, min, prod and l2_norm are variadic for a prologue's inputs;
+    // without one, CheckInputs requires exactly one (with Bind's message).
+    const int num_inputs = IsArg(kReduceSpecs[i].kind) ? 1 : kVariadic;
     DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = kReduceSpecs[i].name,
-                                                      .num_inputs = 1,
+                                                      .num_inputs = num_inputs,
                                                       .num_outputs = 1,
                                                       .fn = ReduceKernel,
                                                       .bind = kBinds[i],

@@ -6,7 +6,9 @@
 
 namespace dynvm::kernels {
 
-// Adds sum, mean, max, min, prod, l2_norm, argmax, argmin and cumsum.
+// Adds sum, mean, max, min, prod, l2_norm, argmax, argmin and cumsum. The f32 value
+// reductions take optional `prologue` / `epilogue` fused_elementwise programs (see
+// reduce.cc and docs/kernels.md).
 absl::Status RegisterReduceKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels
