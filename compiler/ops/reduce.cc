@@ -1,5 +1,7 @@
 // Relations of the reductions (kernels/reduce.cc): `axis` (an int or a list, absent
-// for all axes), `keepdims`, `exclude`, as Relay's. argmax and argmin give int64.
+// for all axes), `keepdims`, `exclude`, as Relay's. argmax and argmin give int64. The
+// float reductions may carry fusion's `prologue` (the data is that program of the
+// arguments) and `epilogue` (a program of the reduced value), checked by the kernel.
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -17,7 +19,13 @@ absl::StatusOr<Type> ReduceRel(const OpCall& call) {
   static constexpr DType kFloat[] = {DType::kF32};
   static constexpr DType kNumeric[] = {DType::kF32, DType::kI32, DType::kI64};
   const absl::Span<const DType> dtypes = kFloatOnly ? absl::Span<const DType>(kFloat) : kNumeric;
-  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "x", dtypes));
+  const bool fused = call.attrs.contains("prologue") || call.attrs.contains("epilogue");
+  if (!call.attrs.contains("prologue") && call.args.size() != 1) {
+    return OpError(call, absl::StrFormat("takes 1 argument without a prologue, got %d", call.args.size()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type x,
+                         fused ? FusedProgramRel(call, call.attrs.contains("prologue") ? call.args.size() : 1)
+                               : TensorArg(call, 0, "x", dtypes));
   const int rank = x.rank();
   std::vector<bool> reduced(rank, !HasAttr(call, "axis"));
   DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, IntsAttr(call, "axis", {}));
@@ -48,10 +56,10 @@ absl::StatusOr<Type> ReduceRel(const OpCall& call) {
 }
 
 constexpr OpDef kOps[] = {
-    {"sum", 1, 1, ReduceRel<Result::kSame, false>},    {"prod", 1, 1, ReduceRel<Result::kSame, false>},
-    {"max", 1, 1, ReduceRel<Result::kSame, false, true>},
-    {"min", 1, 1, ReduceRel<Result::kSame, false, true>},
-    {"mean", 1, 1, ReduceRel<Result::kSame, true>},    {"l2_norm", 1, 1, ReduceRel<Result::kSame, true>},
+    {"sum", 1, -1, ReduceRel<Result::kSame, false>},   {"prod", 1, -1, ReduceRel<Result::kSame, false>},
+    {"max", 1, -1, ReduceRel<Result::kSame, false, true>},
+    {"min", 1, -1, ReduceRel<Result::kSame, false, true>},
+    {"mean", 1, -1, ReduceRel<Result::kSame, true>},   {"l2_norm", 1, -1, ReduceRel<Result::kSame, true>},
     {"argmax", 1, 1, ReduceRel<Result::kInt64, false, true>},
     {"argmin", 1, 1, ReduceRel<Result::kInt64, false, true>},
 };

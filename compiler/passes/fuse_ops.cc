@@ -237,12 +237,22 @@ class Fuser {
     return it == rewritten_.end() ? original : it->second;
   }
 
-  // softmax, log_softmax and layer_norm: kernels that read their data (argument 0)
-  // through a `prologue` program, whose inputs replace the data in the call.
+  // The float reductions: they read their data through a `prologue` program and apply
+  // an `epilogue` program to each reduced value.
+  static bool IsFloatReduction(const Expr& e) {
+    for (const char* name : {"sum", "mean", "max", "min", "prod", "l2_norm"}) {
+      if (IsOpCall(e, name)) return IsF32Tensor(e);
+    }
+    return false;
+  }
+
+  // softmax, log_softmax, layer_norm and the float reductions: kernels that read their
+  // data (argument 0) through a `prologue` program, whose inputs replace the data in
+  // the call.
   static bool IsRowReduction(const Expr& e) {
     const bool row_op = (IsOpCall(e, "nn.softmax") || IsOpCall(e, "nn.log_softmax")) ? e.args().size() == 1
                         : IsOpCall(e, "nn.layer_norm")                               ? e.args().size() == 3
-                                                                                     : false;
+                                                                                     : IsFloatReduction(e) && e.args().size() == 1;
     return row_op && !e.attrs().contains("prologue") && IsF32Tensor(e) && IsF32Tensor(e.args()[0]);
   }
 
@@ -272,8 +282,25 @@ class Fuser {
     Emit(original, inputs, program, statements);
     // Literals only (constant folding's to do), or more inputs than a program reads.
     if (inputs.empty() || inputs.size() > kernels::kFusedElementwiseMaxInputs) return rebuilt;
+    // A group of one reduction's result (and literals) is that reduction's epilogue.
+    if (inputs.size() == 1 && IsFloatReduction(inputs[0]) && !inputs[0].attrs().contains("epilogue") &&
+        SingleUse(LeafOf(original)) && *inputs[0].checked_type() == *original.checked_type()) {
+      kernels::Attrs attrs = inputs[0].attrs();
+      attrs["epilogue"] = program;
+      return Expr::Call(inputs[0].callee(), inputs[0].args(), std::move(attrs)).WithType(*original.checked_type());
+    }
     return Expr::Call(Expr::Op("fused_elementwise"), std::move(inputs), {{"program", program}})
         .WithType(*original.checked_type());
+  }
+
+  // The one leaf of the group rooted at `e` that is not a literal, in the original
+  // graph (the group has one input).
+  Expr LeafOf(const Expr& e) const {
+    for (const Expr& a : e.args()) {
+      if (absorbed_.contains(a.identity())) return LeafOf(a);
+      if (!Literal(a)) return a;
+    }
+    return e;
   }
 
   // Appends the statements computing `e` to `program`; returns the operand naming it.

@@ -21,13 +21,21 @@
 //   %1 = add(%0, %y);               becomes    program="t0 = multiply(i0, 0.5); t1 = add(t0, i1); t2 = tanh(t1)")
 //   tanh(%1)
 //
-// Reduction prologues. A softmax, log_softmax or layer_norm whose data is such a group
-// reads it through the group's program (the kernel's `prologue`; the program's inputs
-// take the data's place among the arguments), so BERT's scaled and masked attention
-// scores, or a residual sum before a norm, are never written to memory:
+// Reductions. A softmax, log_softmax, layer_norm or float reduction (sum, mean, max,
+// min, prod, l2_norm) whose data is such a group reads it through the group's program
+// (the kernel's `prologue`; the program's inputs take the data's place among the
+// arguments), so BERT's scaled and masked attention scores, or a residual sum before a
+// norm, are never written to memory:
 //
 //   nn.softmax(add(multiply(%s, 0.125f), %mask))   becomes
 //   nn.softmax(%s, %mask, axis=-1, prologue="t0 = multiply(i0, 0.125); t1 = add(t0, i1)")
+//
+// and a group whose one input is a float reduction (its only user) becomes that
+// reduction's `epilogue`, applied to each reduced value as it is written:
+//
+//   rsqrt(add(mean(multiply(%x, %x), axis=[-1]), 1e-06f))   becomes
+//   mean(%x, axis=[-1], prologue="t0 = multiply(i0, i0)",
+//        epilogue="t0 = add(i0, 9.99999997e-07); t1 = rsqrt(t0)")
 //
 // An operator joins the call of its consumer only when the consumer is its one user
 // (else its value would be computed twice) and its output has the consumer's shape (a

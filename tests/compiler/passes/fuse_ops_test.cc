@@ -87,6 +87,11 @@ TEST(FuseOpsTest, SoftmaxReadsItsInputThroughAPrologue) {
   EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ", %y: Tensor[(n, 16), float32], %g: Tensor[(16), float32]) {\n"
                               "  nn.layer_norm(add(%x, %y), %g, %g)\n}")),
             "nn.layer_norm(%x, %y, %g, %g, prologue=\"t0 = add(i0, i1)\")");
+  // A reduction takes its data's group as a prologue and its result's as an epilogue.
+  EXPECT_EQ(Fuse(absl::StrCat("def @main(", kX, ") {\n"
+                              "  rsqrt(add(mean(multiply(%x, %x), axis=[-1]), 1e-06f))\n}")),
+            "mean(%x, axis=[-1], epilogue=\"t0 = add(i0, 9.99999997e-07); t1 = rsqrt(t0)\", "
+            "prologue=\"t0 = multiply(i0, i0)\")");
   // Not when the scores are used again.
   EXPECT_EQ(Fuse("def @main(%s: Tensor[(4, 8), float32]) {\n"
                  "  %0 = multiply(%s, 0.125f);\n  (nn.log_softmax(%0), %0)\n}"),
@@ -122,15 +127,16 @@ TEST(FuseOpsTest, WhatMustNotFuse) {
 
 // A transformer feed-forward block, a layer norm of its sum with a residual, an
 // elementwise tail and a softmax over it (along the first axis: the prologue evaluated
-// whole, then the softmax in place), compiled with and without fusion and run at several
-// lengths: the outputs agree.
+// whole, then the softmax in place), and an RMS (a mean with a prologue and an epilogue),
+// compiled with and without fusion and run at several lengths: the outputs agree.
 TEST(FuseOpsTest, FusedProgramsComputeWhatUnfusedOnesDo) {
   const std::string text = absl::StrCat(
       "def @main(", kX, ", %r: Tensor[(n, 32), float32]) {\n"
       "  %0 = add(nn.dense(%x, ", kW, "), ", kB, ");\n"
       "  %1 = add(gelu(%0), %r);\n"
       "  %2 = multiply(subtract(%1, 0.25f), sigmoid(%1));\n"
-      "  (nn.layer_norm(add(%1, %r), ", kB, ", ", kB, "), nn.softmax(tanh(add(%2, %r)), axis=0))\n}");
+      "  (nn.layer_norm(add(%1, %r), ", kB, ", ", kB, "), nn.softmax(tanh(add(%2, %r)), axis=0),\n"
+      "   rsqrt(add(mean(multiply(%1, %1), axis=[-1], keepdims=True), 1e-06f)))\n}");
   const Module mod = *ParseModule(text, Constants());
   std::vector<std::unique_ptr<vm::VirtualMachine>> machines;
   for (const bool fuse : {false, true}) {
@@ -151,7 +157,7 @@ TEST(FuseOpsTest, FusedProgramsComputeWhatUnfusedOnesDo) {
       ASSERT_TRUE(out.ok()) << out.status();
       outs.push_back(*out);
     }
-    for (int field = 0; field < 2; ++field) {
+    for (int field = 0; field < 3; ++field) {
       const NDArrayObj* a = outs[0].As<ADTObj>()->fields()[field].As<NDArrayObj>();
       const NDArrayObj* b = outs[1].As<ADTObj>()->fields()[field].As<NDArrayObj>();
       ASSERT_EQ(a->shape(), b->shape());
