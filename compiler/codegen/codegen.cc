@@ -121,6 +121,9 @@ class FunctionGen {
   void GenDecision(std::vector<MatchRow> rows, MatchState& state);
   // Allocates a tensor of type `t` (static) in a fresh register.
   uint32_t AllocStatic(const Type& t);
+  // A shape register of tensor type `t`'s dims, computed by LowerDim (once per path);
+  // nullopt if some dim cannot be.
+  std::optional<uint32_t> LowerShape(const Type& t);
   // Allocates a tensor of type `t`, whose dims are computed by LowerDim; nullopt if
   // some dim cannot be.
   std::optional<uint32_t> AllocSymbolic(const Type& t);
@@ -476,27 +479,32 @@ uint32_t FunctionGen::AllocStatic(const Type& t) {
   return tensor;
 }
 
-std::optional<uint32_t> FunctionGen::AllocSymbolic(const Type& t) {
-  Dim bytes(static_cast<int64_t>(DTypeSize(t.dtype())));
+std::optional<uint32_t> FunctionGen::LowerShape(const Type& t) {
   std::vector<int64_t> dims;
   std::string key = "#shape";  // not an identifier: no symbol's key
   for (const Dim& d : t.shape()) {
     const std::optional<uint32_t> r = LowerDim(d);
     if (!r) return std::nullopt;
     dims.push_back(*r);
-    bytes = bytes * d;
     absl::StrAppend(&key, " ", d.ToString());
   }
-  const std::optional<uint32_t> size = LowerDim(bytes);
-  if (!size) return std::nullopt;
   auto [it, inserted] = bound_.dims.try_emplace(key, 0);
   if (inserted) {
     it->second = NewRegister();
     Emit(Opcode::kMakeShape, {it->second}, std::move(dims));
   }
+  return it->second;
+}
+
+std::optional<uint32_t> FunctionGen::AllocSymbolic(const Type& t) {
+  Dim bytes(static_cast<int64_t>(DTypeSize(t.dtype())));
+  for (const Dim& d : t.shape()) bytes = bytes * d;
+  const std::optional<uint32_t> shape = LowerShape(t);
+  const std::optional<uint32_t> size = shape ? LowerDim(bytes) : std::nullopt;
+  if (!size) return std::nullopt;
   const uint32_t storage = NewRegister(), tensor = NewRegister();
   Emit(Opcode::kAllocStorage, {storage, *size});
-  Emit(Opcode::kAllocTensorReg, {tensor, storage, LoadInt(0), static_cast<int64_t>(t.dtype()), it->second});
+  Emit(Opcode::kAllocTensorReg, {tensor, storage, LoadInt(0), static_cast<int64_t>(t.dtype()), *shape});
   return tensor;
 }
 
@@ -518,6 +526,27 @@ uint32_t FunctionGen::AllocDynamic(DType dtype, int rank, uint32_t shape) {
 
 absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<uint32_t> args) {
   const Type& type = TypeOf(call);
+  // Operators that only change a contiguous tensor's shape are views of their input
+  // when the new shape can be computed here: no kernel, no copy.
+  // Shape lowering: dims over symbols this function has values of are computed in
+  // place; `?` needs the kernel's shape function.
+  const auto computable = [&](const Dim& d) {
+    if (d.is_any()) return false;
+    const std::vector<std::string> symbols = d.Symbols();
+    return std::all_of(symbols.begin(), symbols.end(),
+                       [&](const std::string& name) { return bound_.dims.contains(name); });
+  };
+  const auto all_computable = [&](const Type& t) {
+    return std::all_of(t.shape().begin(), t.shape().end(), computable);
+  };
+  const std::string& op = call.callee().name();
+  if ((op == "reshape" || op == "squeeze" || op == "expand_dims") && type.is_tensor() && all_computable(type)) {
+    const std::optional<uint32_t> shape = LowerShape(type);
+    if (!shape) return absl::InternalError(absl::StrCat("in @", name_, ": cannot compute the shape ", type.ToString()));
+    const uint32_t view = NewRegister();
+    Emit(Opcode::kReshapeTensor, {view, args[0], *shape});
+    return view;
+  }
   const std::vector<Type> outputs = type.kind() == TypeKind::kTuple ? type.fields() : std::vector<Type>{type};
   for (const Type& t : outputs) {
     if (!t.is_tensor()) return Unsupported(absl::StrCat("operators returning ", t.ToString()));
@@ -528,17 +557,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   const bool all_static = std::all_of(outputs.begin(), outputs.end(), [](const Type& t) {
     return std::all_of(t.shape().begin(), t.shape().end(), [](const Dim& d) { return d.is_const(); });
   });
-  // Shape lowering: dims over symbols this function has values of are computed in
-  // place; `?` needs the kernel's shape function.
-  const auto computable = [&](const Dim& d) {
-    if (d.is_any()) return false;
-    const std::vector<std::string> symbols = d.Symbols();
-    return std::all_of(symbols.begin(), symbols.end(),
-                       [&](const std::string& name) { return bound_.dims.contains(name); });
-  };
-  const bool all_symbolic = std::all_of(outputs.begin(), outputs.end(), [&](const Type& t) {
-    return std::all_of(t.shape().begin(), t.shape().end(), computable);
-  });
+  const bool all_symbolic = std::all_of(outputs.begin(), outputs.end(), all_computable);
   std::vector<uint32_t> results;
   if (all_static) {
     for (const Type& t : outputs) results.push_back(AllocStatic(t));

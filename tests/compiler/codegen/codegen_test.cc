@@ -381,7 +381,8 @@ TEST(CodegenTest, OneOutputTuplesStayTuples) {
 }
 
 // Symbolic output shapes are computed by integer instructions from the input's extents,
-// not by shape functions; the shapes are right at every length, 0 included.
+// not by shape functions; the shapes are right at every length, 0 included. A reshape
+// whose shape is so computed is a view.
 TEST(CodegenTest, SymbolicShapesLowerToIntegerArithmetic) {
   std::mt19937 rng(9);
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = Compile(R"(
@@ -393,6 +394,9 @@ TEST(CodegenTest, SymbolicShapesLowerToIntegerArithmetic) {
   ASSERT_TRUE(exe.ok()) << exe.status();
   EXPECT_EQ(CountOpcode(**exe, vm::Opcode::kInvokeShapeFn), 0);
   EXPECT_GT(CountOpcode(**exe, vm::Opcode::kMulI), 0);
+  // The reshape is a view of %x (reshape_tensor), not a kernel call that copies.
+  EXPECT_EQ(CountOpcode(**exe, vm::Opcode::kReshapeTensor), 1);
+  for (const vm::KernelEntry& k : (*exe)->spec().kernels) EXPECT_NE(k.name, "reshape");
   vm::VirtualMachine machine(*exe);
   for (int64_t n : {0, 1, 5}) {
     const NDArray x = Tensor({n, 4}, rng);
