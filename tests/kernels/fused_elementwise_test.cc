@@ -31,6 +31,7 @@
 namespace dynvm::kernels {
 namespace {
 
+using ::dynvm::kernels::testing::ExpectSameBits;
 using ::dynvm::kernels::testing::RandomTensor;
 using ::dynvm::kernels::testing::RunKernel;
 using ::dynvm::kernels::testing::TensorOf;
@@ -142,24 +143,6 @@ absl::StatusOr<NDArray> RunFused(const std::string& program, const std::vector<N
   return (*out)[0];
 }
 
-bool SameBits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-// Expects `got` to equal `want` bit for bit; reports the first difference.
-void ExpectIdentical(const NDArray& got, const NDArray& want, const std::string& what) {
-  ASSERT_EQ(ShapeToString(got->shape()), ShapeToString(want->shape())) << what;
-  for (int64_t i = 0; i < got->num_elements(); ++i) {
-    const float g = got->data_as<float>()[i];
-    const float w = want->data_as<float>()[i];
-    if (!SameBits(g, w)) {
-      ADD_FAILURE() << what << ": element " << i << " is " << absl::StrFormat("%.9g", g)
-                    << ", the single-op kernels give " << absl::StrFormat("%.9g", w);
-      return;
-    }
-  }
-}
-
 // Runs `chain` on `inputs` fused and unfused and compares.
 void CheckChain(const Chain& chain, const std::vector<NDArray>& inputs) {
   const std::string program = ProgramText(chain);
@@ -170,7 +153,7 @@ void CheckChain(const Chain& chain, const std::vector<NDArray>& inputs) {
   ASSERT_TRUE(want.ok()) << what << ": " << want.status();
   absl::StatusOr<NDArray> got = RunFused(program, inputs);
   ASSERT_TRUE(got.ok()) << what << ": " << got.status();
-  ExpectIdentical(*got, *want, what);
+  ExpectSameBits(*got, *want, what);
 }
 
 // A literal of the kind a compiler folds in: a multiple of 1/8 in [-4, 4], never 0.
@@ -360,8 +343,8 @@ TEST(FusedElementwiseTest, WhitespaceIsFree) {
   absl::StatusOr<NDArray> loose =
       RunFused("\n  t0 =\tadd ( i0 ,i1 )\n;\tt1= tanh( t0 ) \n", inputs);
   ASSERT_TRUE(spaced.ok() && packed.ok() && loose.ok());
-  ExpectIdentical(*packed, *spaced, "packed");
-  ExpectIdentical(*loose, *spaced, "loose");
+  ExpectSameBits(*packed, *spaced, "packed");
+  ExpectSameBits(*loose, *spaced, "loose");
 }
 
 TEST(FusedElementwiseTest, ThreadCountsGiveTheSameResult) {
@@ -381,7 +364,7 @@ TEST(FusedElementwiseTest, ThreadCountsGiveTheSameResult) {
     absl::StatusOr<NDArray> a = RunFused(program, inputs, &one);
     absl::StatusOr<NDArray> b = RunFused(program, inputs, &four);
     ASSERT_TRUE(a.ok() && b.ok());
-    ExpectIdentical(*b, *a, "4 threads vs 1");
+    ExpectSameBits(*b, *a, "4 threads vs 1");
     CheckChain(chain, inputs);
   }
 }
@@ -401,7 +384,7 @@ TEST(FusedElementwiseTest, OutputMayAliasAnInput) {
   ASSERT_TRUE(k.ok()) << k.status();
   NDArrayObj* args[] = {x.get(), b.get(), x.get()};
   ASSERT_TRUE(k->Call(args, ThreadPool::Default()).ok());
-  ExpectIdentical(x, *want, "in place");
+  ExpectSameBits(x, *want, "in place");
 }
 
 // ---------------------------------------------------------------------------------------

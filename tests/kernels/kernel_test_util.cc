@@ -1,12 +1,15 @@
 #include "tests/kernels/kernel_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "gtest/gtest.h"
 
 namespace dynvm::kernels::testing {
 namespace {
@@ -173,6 +176,34 @@ absl::StatusOr<std::vector<NDArray>> RunKernel(std::string_view name, const Attr
   }
   DYNVM_RETURN_IF_ERROR(kernel.Call(args.data(), pool ? *pool : ThreadPool::Default()));
   return outputs;
+}
+
+bool SameBits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+void ExpectSameBits(const NDArray& got, const NDArray& want, std::string_view what) {
+  ASSERT_EQ(ShapeToString(got->shape()), ShapeToString(want->shape())) << what;
+  const float* g = got->data_as<float>();
+  const float* w = want->data_as<float>();
+  int failures = 0;
+  for (int64_t i = 0; i < want->num_elements() && failures < 5; ++i) {
+    if (!SameBits(g[i], w[i])) {
+      ADD_FAILURE() << what << (what.empty() ? "" : ": ") << "element " << i << " is "
+                    << absl::StrFormat("%.9g", g[i]) << ", expected " << absl::StrFormat("%.9g", w[i]);
+      ++failures;
+    }
+  }
+}
+
+int ProgramInputCount(std::string_view program) {
+  int n = 0;
+  for (size_t i = 0; i + 1 < program.size(); ++i) {
+    if (program[i] == 'i' && program[i + 1] >= '0' && program[i + 1] <= '9') {
+      n = std::max(n, program[i + 1] - '0' + 1);
+    }
+  }
+  return n;
 }
 
 }  // namespace dynvm::kernels::testing

@@ -43,6 +43,17 @@ absl::StatusOr<std::vector<NDArray>> RunKernel(std::string_view name, const Attr
                                                int num_outputs = 1,
                                                ThreadPool* pool = nullptr);
 
+// Whether two floats have the same bits, or are both NaN.
+bool SameBits(float a, float b);
+
+// Expects f32 tensor `got` to equal `want` bit for bit (any NaN equals any NaN), shape
+// included; reports the first few differences, prefixed by `what`.
+void ExpectSameBits(const NDArray& got, const NDArray& want, std::string_view what = "");
+
+// How many inputs a fused_elementwise program reads: 1 + the highest iJ in its text
+// (J a single digit, as the tests' programs use).
+int ProgramInputCount(std::string_view program);
+
 }  // namespace dynvm::kernels::testing
 
 #endif  // DYNVM_TESTS_KERNELS_KERNEL_TEST_UTIL_H_

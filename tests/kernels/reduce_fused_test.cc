@@ -27,6 +27,7 @@
 #include "kernels/thread_pool.h"
 #include "objects/allocator.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/nn_test_util.h"
 
 namespace dynvm::kernels::testing {
 namespace {
@@ -45,42 +46,6 @@ const char* const kEpilogues[] = {
     "t0 = add(i0, 1e-06); t1 = rsqrt(t0)",
     "t0 = multiply(i0, 0.5)",
 };
-
-int NumInputs(const std::string& program) {
-  int n = 0;
-  for (size_t i = 0; i + 1 < program.size(); ++i) {
-    if (program[i] == 'i' && program[i + 1] >= '0' && program[i + 1] <= '9') {
-      n = std::max(n, program[i + 1] - '0' + 1);
-    }
-  }
-  return n;
-}
-
-int64_t RandomInt(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-bool SameBits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-void ExpectSameBits(const NDArray& got, const NDArray& want) {
-  ASSERT_EQ(ShapeToString(got->shape()), ShapeToString(want->shape()));
-  const float* g = got->data_as<float>();
-  const float* w = want->data_as<float>();
-  int failures = 0;
-  for (int64_t i = 0; i < want->num_elements() && failures < 5; ++i) {
-    if (!SameBits(g[i], w[i])) {
-      ADD_FAILURE() << "element " << i << ": got " << g[i] << ", want " << w[i];
-      ++failures;
-    }
-  }
-}
-
-void ExpectInvalid(const absl::Status& status, const std::string& message) {
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr(message));
-}
 
 // One case: the reduction's own attributes, and the programs (empty: none).
 struct Case {
@@ -158,7 +123,7 @@ std::vector<int64_t> BroadcastFrom(const std::vector<int64_t>& out, std::mt19937
 std::vector<NDArray> InputsFor(const std::string& program, const std::vector<int64_t>& shape,
                                std::mt19937& rng) {
   std::vector<NDArray> inputs;
-  for (int k = 0; k < std::max(1, NumInputs(program)); ++k) {
+  for (int k = 0; k < std::max(1, ProgramInputCount(program)); ++k) {
     const std::vector<int64_t> s = k == 0 ? shape : BroadcastFrom(shape, rng);
     NDArray t = RandomTensor(s, DType::kF32, rng);
     float* p = t->data_as<float>();

@@ -41,34 +41,6 @@ const char* const kPrograms[] = {
     "t0 = add(i0, i1); t1 = multiply(t0, i2); t2 = subtract(t1, i3); t3 = maximum(t2, i4)",
 };
 
-int NumInputs(const std::string& program) {
-  int n = 0;
-  for (size_t i = 0; i + 1 < program.size(); ++i) {
-    if (program[i] == 'i' && program[i + 1] >= '0' && program[i + 1] <= '9') {
-      n = std::max(n, program[i + 1] - '0' + 1);
-    }
-  }
-  return n;
-}
-
-bool SameBits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-// Expects `got` to equal `want` bit for bit, shape included.
-void ExpectSameBits(const NDArray& got, const NDArray& want) {
-  ASSERT_EQ(ShapeToString(got->shape()), ShapeToString(want->shape()));
-  const float* g = got->data_as<float>();
-  const float* w = want->data_as<float>();
-  int failures = 0;
-  for (int64_t i = 0; i < want->num_elements() && failures < 5; ++i) {
-    if (!SameBits(g[i], w[i])) {
-      ADD_FAILURE() << "element " << i << ": got " << g[i] << ", want " << w[i];
-      ++failures;
-    }
-  }
-}
-
 // softmax(program(inputs)) in one call.
 absl::StatusOr<NDArray> RunFusedSoftmax(const char* op, const std::string& program,
                                         int64_t axis, const std::vector<NDArray>& inputs,
@@ -130,8 +102,8 @@ TEST(SoftmaxPrologueTest, RandomShapesAxesAndPrograms) {
     if (NumElements(shape) > 100000) continue;
     const std::string program = kPrograms[RandomInt(rng, 0, 3)];
     std::vector<NDArray> inputs;
-    const int full = static_cast<int>(RandomInt(rng, 0, NumInputs(program) - 1));
-    for (int k = 0; k < NumInputs(program); ++k) {
+    const int full = static_cast<int>(RandomInt(rng, 0, ProgramInputCount(program) - 1));
+    for (int k = 0; k < ProgramInputCount(program); ++k) {
       inputs.push_back(RandomTensor(k == full ? shape : BroadcastFrom(shape, rng), DType::kF32,
                                     rng, -6.0, 6.0));
     }
@@ -300,7 +272,7 @@ TEST(FusedProgramTest, EvaluateRangeEqualsTheKernel) {
     if (NumElements(shape) > 200000) continue;
     const std::string program = kPrograms[RandomInt(rng, 0, 3)];
     std::vector<NDArray> inputs;
-    for (int k = 0; k < NumInputs(program); ++k) {
+    for (int k = 0; k < ProgramInputCount(program); ++k) {
       inputs.push_back(
           RandomTensor(k == 0 ? shape : BroadcastFrom(shape, rng), DType::kF32, rng));
     }
