@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/scope_tree.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -112,9 +113,6 @@ class AnfConverter {
     int uses = 0;
     int block = -1;
   };
-  struct Block {
-    int parent, depth;
-  };
   // `let var = value` in a block's list; `let` is the let it came from, if any, reused
   // when nothing about it changed.
   struct Binding {
@@ -132,7 +130,6 @@ class AnfConverter {
   };
 
   void Place(const Expr& root);
-  int Lca(int a, int b) const;
   // The result of `task`, its node finished (children converted); binds it if needed.
   Expr Finish(Task& task);
   // `result` inside the lets of `block`'s list, which is emptied. New lets take the
@@ -142,7 +139,7 @@ class AnfConverter {
 
   absl::flat_hash_map<uintptr_t, NodeInfo> info_;  // non-atom nodes of the input
   absl::flat_hash_map<std::pair<uintptr_t, int>, int> block_of_slot_;
-  std::vector<Block> blocks_;
+  ScopeTree blocks_;
   std::vector<std::vector<Binding>> bindings_;  // per block
   absl::flat_hash_map<uintptr_t, Expr> bound_;  // input node -> its variable
   int next_var_ = 0;
@@ -168,8 +165,7 @@ void AnfConverter::Place(const Expr& root) {
       if (!IsAtom(c) && !expanded_nodes.contains(c.identity())) stack.emplace_back(c, false);
     }
   }
-  blocks_.push_back({-1, 0});
-  info_[root.identity()] = {1, 0};
+  info_[root.identity()] = {1, blocks_.AddRoot()};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Expr& e = *it;
     const int block = info_[e.identity()].block;
@@ -178,26 +174,15 @@ void AnfConverter::Place(const Expr& root) {
       if (IsAtom(c)) continue;
       int site = block;
       if (child->slot >= 0) {
-        site = static_cast<int>(blocks_.size());
-        blocks_.push_back({block, blocks_[block].depth + 1});
+        site = blocks_.Add(block);
         block_of_slot_[{e.identity(), child->slot}] = site;
       }
       NodeInfo& info = info_[c.identity()];
       ++info.uses;
-      info.block = info.block < 0 ? site : Lca(info.block, site);
+      info.block = info.block < 0 ? site : blocks_.Lca(info.block, site);
     }
   }
   bindings_.resize(blocks_.size());
-}
-
-int AnfConverter::Lca(int a, int b) const {
-  while (blocks_[a].depth > blocks_[b].depth) a = blocks_[a].parent;
-  while (blocks_[b].depth > blocks_[a].depth) b = blocks_[b].parent;
-  while (a != b) {
-    a = blocks_[a].parent;
-    b = blocks_[b].parent;
-  }
-  return a;
 }
 
 Expr AnfConverter::Bind(const Expr& e, Expr value) {

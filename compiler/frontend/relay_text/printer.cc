@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/literals.h"
+#include "compiler/ir/scope_tree.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -112,12 +113,8 @@ class Printer {
     int block = -1;
     int binding = -1;  // N of `%N = ...`, once printed
   };
-  struct Block {
-    int parent, depth;
-  };
 
   void Place(const Expr& root);
-  int Lca(int a, int b) const;
   NodeInfo& Info(const Expr& e) { return info_[e.identity()]; }
   // Whether `e` prints as %N: used more than once, or a call used inside another
   // expression.
@@ -140,7 +137,7 @@ class Printer {
   absl::flat_hash_map<uintptr_t, NodeInfo> info_;
   absl::flat_hash_map<std::pair<uintptr_t, int>, int> block_of_slot_;
   absl::flat_hash_map<uintptr_t, int> let_block_;  // lets that print inline
-  std::vector<Block> blocks_;
+  ScopeTree blocks_;
   int next_binding_ = 0;
   absl::flat_hash_map<uint64_t, std::string> var_names_;
   absl::flat_hash_set<std::string> used_names_;
@@ -168,8 +165,7 @@ void Printer::Place(const Expr& root) {
       if (!expanded_nodes.contains(child.identity())) stack.emplace_back(child, false);
     });
   }
-  blocks_.push_back({-1, 0});
-  const int root_block = static_cast<int>(blocks_.size()) - 1;
+  const int root_block = blocks_.AddRoot();
   Info(root) = {1, 1, root_block, -1};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Expr& e = *it;
@@ -180,8 +176,7 @@ void Printer::Place(const Expr& root) {
         const auto key = std::pair(e.identity(), slot);
         auto [entry, inserted] = block_of_slot_.try_emplace(key, 0);
         if (inserted) {
-          blocks_.push_back({placed, blocks_[placed].depth + 1});
-          entry->second = static_cast<int>(blocks_.size()) - 1;
+          entry->second = blocks_.Add(placed);
           if (slot >= kInlineLetSlot) let_block_[child.identity()] = entry->second;
         }
         site = entry->second;
@@ -189,19 +184,9 @@ void Printer::Place(const Expr& root) {
       NodeInfo& info = Info(child);
       ++info.uses;
       info.top_uses += top;
-      info.block = info.block < 0 ? site : Lca(info.block, site);
+      info.block = info.block < 0 ? site : blocks_.Lca(info.block, site);
     });
   }
-}
-
-int Printer::Lca(int a, int b) const {
-  while (blocks_[a].depth > blocks_[b].depth) a = blocks_[a].parent;
-  while (blocks_[b].depth > blocks_[a].depth) b = blocks_[b].parent;
-  while (a != b) {
-    a = blocks_[a].parent;
-    b = blocks_[b].parent;
-  }
-  return a;
 }
 
 std::string Printer::Root(const Expr& e, int indent) {
