@@ -19,6 +19,7 @@
 #include "benchmark/benchmark.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm/gemm_internal.h"
 #include "kernels/internal/scratch.h"
 #include "kernels/thread_pool.h"
 
@@ -67,6 +68,38 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Gemm)->Apply(GemmShapes);
 BENCHMARK(BM_GemmOneThread)->Apply(GemmShapes);
 BENCHMARK(BM_GemmPackedB)->Apply(GemmShapes);
+
+// The micro-kernel alone (the best table's, no epilogue) on one thread, over operands
+// that stay in L1: a kc = 384 B panel and eight A panels, each tile added to a C block
+// 6 x 16 in L1 too. What it reaches of BM_FmaPeak/1 is the ceiling of every GEMM above;
+// the gap between the two is the driver's (packing, cache misses, threads).
+void BM_GemmMicroKernel(benchmark::State& state) {
+  const internal::GemmKernels& kernels = internal::BestGemmKernels();
+  constexpr int64_t kKc = 384, kAPanels = 8;
+  const std::vector<float> a = RandomFloats(kAPanels * kKc * kernels.mr, 1);
+  const std::vector<float> b = RandomFloats(kKc * kernels.nr, 2);
+  std::vector<float> c(kernels.mr * kernels.nr);
+  internal::GemmTile tile{};
+  tile.mr = kernels.mr;
+  tile.nr = kernels.nr;
+  tile.kc = kKc;
+  tile.b = b.data();
+  tile.c = c.data();
+  tile.ldc = kernels.nr;
+  tile.accumulate = tile.last = true;
+  tile.alpha = 1.0f;
+  const internal::GemmMicroKernelFn micro_kernel = kernels.micro_kernel[0];
+  for (auto _ : state) {
+    for (int64_t i = 0; i < kAPanels; ++i) {
+      tile.a = a.data() + i * kKc * kernels.mr;
+      micro_kernel(tile);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(kernels.name);
+  state.counters["GFLOPS"] = Giga(2.0 * kAPanels * kKc * kernels.mr * kernels.nr);
+}
+BENCHMARK(BM_GemmMicroKernel)->UseRealTime();
 
 // nn.dense as BERT's feed-forward layer runs it: W[N, K] transposed, bias and GELU fused
 // into the epilogue (2 threads).
