@@ -213,10 +213,17 @@ absl::StatusOr<Arg> ParseArg(absl::string_view text, int statement) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "malformed argument '%s': expected iJ, tK or a number such as 0.5 or -1e-12", text));
   }
+  // Nine significant digits print every f32 exactly, and ±FLT_MAX prints as
+  // 3.40282347e+38, just above it: what rounds to a finite f32 (below FLT_MAX plus half
+  // an ulp) is in range, and rounds (the cast of a value above FLT_MAX would be
+  // undefined, so it is clamped).
+  constexpr double kRoundsToInfinity = 0x1.ffffffp127;
   if (parsed.ec == std::errc::result_out_of_range ||
-      (std::isfinite(value) && std::fabs(value) > std::numeric_limits<float>::max())) {
+      (std::isfinite(value) && std::fabs(value) >= kRoundsToInfinity)) {
     return absl::InvalidArgumentError(absl::StrFormat("number %s out of f32 range", text));
   }
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (std::isfinite(value)) value = std::clamp(value, -kMax, kMax);
   return Arg{Arg::kLiteral, 0, static_cast<float>(value)};
 }
 

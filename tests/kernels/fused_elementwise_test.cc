@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -321,6 +322,22 @@ TEST(FusedElementwiseTest, UniformValuesAreComputedOnceAndBroadcast) {
   for (int64_t i = 0; i < (*got)->num_elements(); ++i) {
     EXPECT_EQ((*got)->data_as<float>()[i], std::sqrt(14.0f));
   }
+}
+
+TEST(FusedElementwiseTest, LiteralsAtTheEndsOfTheF32RangeRoundTrip) {
+  // Nine significant digits print ±FLT_MAX as ±3.40282347e+38, a little above it: the
+  // compiler writes such programs (BERT's mask is (1 - m) * finfo(float32).min).
+  constexpr float kMax = std::numeric_limits<float>::max();
+  absl::StatusOr<NDArray> got =
+      RunFused("t0 = multiply(i0, -3.40282347e+38); t1 = add(t0, 3.40282347e+38)",
+               {Scalar(1.0f)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*(*got)->data_as<float>(), -kMax + kMax);
+  got = RunFused("t0 = multiply(i0, -3.40282347e+38)", {Scalar(1.0f)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*(*got)->data_as<float>(), -kMax);
+  // Half an ulp above FLT_MAX rounds to infinity: out of range.
+  EXPECT_FALSE(RunFused("t0 = multiply(i0, 3.4028235678e+38)", {Scalar(1.0f)}).ok());
 }
 
 TEST(FusedElementwiseTest, TemporariesReadManyTimes) {
