@@ -1,7 +1,9 @@
 // Kernels whose output shape depends on the input's values: argwhere (Relay: the
 // coordinates of the nonzero elements as [count, rank]) and nonzero (ONNX NonZero: the
 // same coordinates as [rank, count]). Their shape functions count the nonzero elements;
-// unique, the third such kernel, lives with the sorts (kernels/sort.cc).
+// unique, the third such kernel, lives with the sorts (kernels/sort.cc). Here too is
+// shape_of, whose output holds its input's shape: the values that the dyn.* kernels
+// take as shape and index inputs (it reads the input's shape only, never its data).
 //
 // Any dtype is accepted. An element is nonzero when its bits are, ignoring the sign of
 // floats: -0.0 is zero and NaN is nonzero, as in numpy. Coordinates are i64 or i32 (the
@@ -13,6 +15,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -126,12 +132,81 @@ absl::Status CoordinatesKernel(const KernelCall& call) {
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------------------
+// shape_of
+
+struct ShapeOfState {
+  DType dtype;                       // i64 or i32
+  std::optional<int64_t> start, end;  // ONNX Shape-15's range of axes; absent: all
+};
+
+absl::StatusOr<std::shared_ptr<const void>> BindShapeOf(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"dtype", "start", "end"}));
+  auto state = std::make_shared<ShapeOfState>();
+  DYNVM_ASSIGN_OR_RETURN(state->dtype, internal::GetDTypeAttr(attrs, "dtype", DType::kI64));
+  if (state->dtype != DType::kI64 && state->dtype != DType::kI32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "attribute 'dtype' is %s: expected i64 or i32", DTypeName(state->dtype)));
+  }
+  if (attrs.contains("start")) {
+    DYNVM_ASSIGN_OR_RETURN(state->start, GetIntAttr(attrs, "start"));
+  }
+  if (attrs.contains("end")) {
+    DYNVM_ASSIGN_OR_RETURN(state->end, GetIntAttr(attrs, "end"));
+  }
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+// The axes [first, last) of `in` whose extents shape_of returns: ONNX's rule, a negative
+// bound counting from the end, both clamped to [0, rank]. Checks that every one fits the
+// output dtype.
+absl::StatusOr<std::pair<int, int>> ShapeOfAxes(const ShapeOfState& s, const NDArrayObj& in) {
+  const int64_t rank = in.ndim();
+  auto bound = [rank](std::optional<int64_t> v, int64_t absent) {
+    if (!v) return absent;
+    return std::clamp(*v < 0 ? *v + rank : *v, int64_t{0}, rank);
+  };
+  const int first = static_cast<int>(bound(s.start, 0));
+  const int last = static_cast<int>(std::max(bound(s.end, rank), int64_t{first}));
+  for (int d = first; d < last; ++d) {
+    if (s.dtype == DType::kI32 && in.shape()[d] > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "shape_of: extent %d of axis %d does not fit dtype i32", in.shape()[d], d));
+    }
+  }
+  return std::make_pair(first, last);
+}
+
+absl::StatusOr<Shape> ShapeOfShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(const auto axes,
+                         ShapeOfAxes(*static_cast<const ShapeOfState*>(state), *inputs[0]));
+  return Shape{axes.second - axes.first};
+}
+
+absl::Status ShapeOfKernel(const KernelCall& call) {
+  const auto& s = *static_cast<const ShapeOfState*>(call.state);
+  const NDArrayObj& in = *call.args[0];
+  const NDArrayObj& out = *call.args[1];
+  DYNVM_ASSIGN_OR_RETURN(const auto axes, ShapeOfAxes(s, in));
+  const auto [first, last] = axes;
+  DYNVM_RETURN_IF_ERROR(internal::CheckOutput("shape_of", out, s.dtype, {last - first}));
+  for (int d = first; d < last; ++d) {
+    if (s.dtype == DType::kI64) {
+      out.data_as<int64_t>()[d - first] = in.shape()[d];
+    } else {
+      out.data_as<int32_t>()[d - first] = static_cast<int32_t>(in.shape()[d]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterDynamicKernels(KernelRegistry& registry) {
   const KernelDef defs[] = {
       {"argwhere", 1, 1, CoordinatesKernel<false>, nullptr, CoordinatesShapeFn<false>},
       {"nonzero", 1, 1, CoordinatesKernel<true>, nullptr, CoordinatesShapeFn<true>},
+      {"shape_of", 1, 1, ShapeOfKernel, BindShapeOf, internal::SingleShapeFn<ShapeOfShape>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

@@ -6,7 +6,7 @@
 
 namespace dynvm::kernels {
 
-// Adds argwhere and nonzero.
+// Adds argwhere, nonzero and shape_of.
 absl::Status RegisterDynamicKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

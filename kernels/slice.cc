@@ -1,11 +1,12 @@
-// Kernels that cut tensors along axes or join them: concatenate, split, strided_slice
-// and nn.pad. Every dtype is supported (elements move by size); outputs have the
-// input's dtype.
+// Kernels that cut tensors along axes or join them: concatenate, split, strided_slice,
+// dyn.strided_slice (ONNX Slice: the bounds are input tensors) and nn.pad. Every dtype
+// is supported (elements move by size); outputs have the input's dtype.
 //
 // concatenate and split share one loop: each of the `outer` rows (the product of the
 // extents before the axis) of the whole tensor is the pieces' rows laid end to end, so
-// a row is one memcpy per piece. strided_slice is one strided copy; nn.pad writes each
-// output row as [left pad][source row][right pad].
+// a row is one memcpy per piece. Both strided slices plan every axis the same way
+// (PlanSlice) and are one strided copy; nn.pad writes each output row as
+// [left pad][source row][right pad].
 #include "kernels/slice.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -306,53 +308,61 @@ AxisSlice SliceAxis(int64_t dim, std::optional<int64_t> begin, std::optional<int
   return a;
 }
 
-absl::StatusOr<absl::InlinedVector<AxisSlice, 6>> PlanSlice(const StridedSliceState& s,
-                                                            const Shape& in) {
+// What to cut, shared by strided_slice (from attributes) and dyn.strided_slice (from
+// input values): entry i slices axis axes[i] (absent: axis i) from begin[i] to end[i]
+// by strides[i] (missing: 1). `begin`, `end` and `axes` have one length and no step is
+// 0 or INT64_MIN (callers check); `op` names the kernel in errors.
+struct SliceRequest {
+  std::string_view op;
+  absl::Span<const int64_t> begin, end, strides;
+  std::optional<absl::Span<const int64_t>> axes;
+  bool size_mode = false;  // end[i] is a size (negative: to the end); strides ignored
+};
+
+using SlicePlan = absl::InlinedVector<AxisSlice, 6>;
+
+// The slice of every axis of a tensor of shape `in`; InvalidArgument for an axis out of
+// range or sliced twice.
+absl::StatusOr<SlicePlan> PlanSlice(const SliceRequest& r, const Shape& in) {
   const int rank = static_cast<int>(in.size());
-  absl::InlinedVector<AxisSlice, 6> plan;
+  SlicePlan plan;
   absl::InlinedVector<bool, kMaxRank> given(in.size(), false);
   for (int i = 0; i < rank; ++i) plan.push_back(SliceAxis(in[i], std::nullopt, std::nullopt, 1));
-  if (!s.axes && s.begin.size() > in.size()) {
+  if (!r.axes && r.begin.size() > in.size()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("strided_slice: %d begin values for rank %d", s.begin.size(), rank));
+        absl::StrFormat("%s: %d begin values for rank %d", r.op, r.begin.size(), rank));
   }
-  for (size_t i = 0; i < s.begin.size(); ++i) {
+  for (size_t i = 0; i < r.begin.size(); ++i) {
     int axis = static_cast<int>(i);
-    if (s.axes) {
-      DYNVM_ASSIGN_OR_RETURN(axis, internal::NormalizeAxis("strided_slice", (*s.axes)[i], rank));
+    if (r.axes) {
+      DYNVM_ASSIGN_OR_RETURN(axis, internal::NormalizeAxis(r.op, (*r.axes)[i], rank));
     }
     if (given[axis]) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("strided_slice: axis %d sliced twice", axis));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: axis %d sliced twice", r.op, axis));
     }
     given[axis] = true;
-    const int64_t step = i < s.strides.size() && !s.size_mode ? s.strides[i] : 1;
-    std::optional<int64_t> end = s.end[i];
-    if (s.size_mode) {  // a size from the (normalised) begin; negative: to the end
-      const int64_t from = SliceAxis(in[axis], s.begin[i], std::nullopt, 1).start;
-      end = s.end[i] < 0 || s.end[i] > in[axis] - from ? in[axis] : from + s.end[i];
+    const int64_t step = i < r.strides.size() && !r.size_mode ? r.strides[i] : 1;
+    std::optional<int64_t> end = r.end[i];
+    if (r.size_mode) {  // a size from the (normalised) begin; negative: to the end
+      const int64_t from = SliceAxis(in[axis], r.begin[i], std::nullopt, 1).start;
+      end = r.end[i] < 0 || r.end[i] > in[axis] - from ? in[axis] : from + r.end[i];
     }
-    plan[axis] = SliceAxis(in[axis], s.begin[i], end, step);
+    plan[axis] = SliceAxis(in[axis], r.begin[i], end, step);
   }
   return plan;
 }
 
-absl::StatusOr<Shape> StridedSliceShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
-  DYNVM_ASSIGN_OR_RETURN(
-      auto plan, PlanSlice(*static_cast<const StridedSliceState*>(state), inputs[0]->shape()));
+Shape SliceShape(const SlicePlan& plan) {
   Shape out;
   for (const AxisSlice& a : plan) out.push_back(a.len);
   return out;
 }
 
-absl::Status StridedSliceKernel(const KernelCall& call) {
-  const NDArrayObj& in = *call.args[0];
-  const NDArrayObj& out = *call.args[1];
-  DYNVM_ASSIGN_OR_RETURN(auto plan,
-                         PlanSlice(*static_cast<const StridedSliceState*>(call.state), in.shape()));
-  Shape shape;
-  for (const AxisSlice& a : plan) shape.push_back(a.len);
-  DYNVM_RETURN_IF_ERROR(CheckOutput("strided_slice", out, in.dtype(), shape));
+// Writes the slice `plan` of `in` to `out`, after checking `out`: one strided copy.
+absl::Status CopySlice(std::string_view op, const SlicePlan& plan, const NDArrayObj& in,
+                       const NDArrayObj& out, ThreadPool& pool) {
+  const Shape shape = SliceShape(plan);
+  DYNVM_RETURN_IF_ERROR(CheckOutput(op, out, in.dtype(), shape));
   if (out.num_elements() == 0) return absl::OkStatus();  // starts may lie outside the input
   const int64_t elem = static_cast<int64_t>(DTypeSize(in.dtype()));
   const Dims in_strides = internal::ContiguousStrides(in.shape());
@@ -363,10 +373,106 @@ absl::Status StridedSliceKernel(const KernelCall& call) {
     // With one element the step is never taken (and a huge one would overflow).
     src_strides.push_back(plan[i].len > 1 ? plan[i].step * in_strides[i] : 0);
   }
-  internal::CopyStrided(
-      static_cast<size_t>(elem), shape, out.data(), internal::ContiguousStrides(shape),
-      static_cast<const char*>(in.data()) + offset * elem, src_strides, *call.pool);
+  internal::CopyStrided(static_cast<size_t>(elem), shape, out.data(),
+                        internal::ContiguousStrides(shape),
+                        static_cast<const char*>(in.data()) + offset * elem, src_strides, pool);
   return absl::OkStatus();
+}
+
+SliceRequest RequestOf(const StridedSliceState& s) {
+  SliceRequest r{"strided_slice", s.begin, s.end, s.strides, std::nullopt, s.size_mode};
+  if (s.axes) r.axes = *s.axes;
+  return r;
+}
+
+absl::StatusOr<Shape> StridedSliceShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(
+      SlicePlan plan,
+      PlanSlice(RequestOf(*static_cast<const StridedSliceState*>(state)), inputs[0]->shape()));
+  return SliceShape(plan);
+}
+
+absl::Status StridedSliceKernel(const KernelCall& call) {
+  const NDArrayObj& in = *call.args[0];
+  DYNVM_ASSIGN_OR_RETURN(
+      SlicePlan plan,
+      PlanSlice(RequestOf(*static_cast<const StridedSliceState*>(call.state)), in.shape()));
+  return CopySlice("strided_slice", plan, in, *call.args[1], *call.pool);
+}
+
+// ---------------------------------------------------------------------------------------
+// dyn.strided_slice
+
+constexpr const char* kDynSlice = "dyn.strided_slice";
+
+// The values of dyn.strided_slice's index inputs (ONNX Slice's starts, ends, axes,
+// steps) with the defaults filled in.
+struct DynSliceIndices {
+  Dims starts, ends, axes, steps;
+};
+
+// Reads and checks the index inputs `inputs[1..]` for data of rank `rank`: 1-D i32/i64
+// tensors of one length; without axes, at most one entry per axis; no step of 0. A step
+// of INT64_MIN becomes -INT64_MAX, which takes the same single element.
+absl::StatusOr<DynSliceIndices> ReadDynSliceIndices(absl::Span<NDArrayObj* const> inputs,
+                                                    int rank) {
+  if (inputs.size() < 3 || inputs.size() > 5) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected 3 to 5 inputs (data, starts, ends [, axes [, steps]]), got %d", kDynSlice,
+        inputs.size()));
+  }
+  const char* const names[] = {"starts", "ends", "axes", "steps"};
+  Dims values[4];
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(values[i - 1],
+                           internal::ReadIntVector(kDynSlice, names[i - 1], *inputs[i]));
+  }
+  const size_t n = values[0].size();
+  for (size_t i = 1; i + 1 < inputs.size(); ++i) {
+    if (values[i].size() != n) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s has %d values but starts has %d: expected as many", kDynSlice,
+                          names[i], values[i].size(), n));
+    }
+  }
+  DynSliceIndices ix{std::move(values[0]), std::move(values[1]), std::move(values[2]),
+                     std::move(values[3])};
+  if (inputs.size() < 4) {
+    if (n > static_cast<size_t>(rank)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d starts without axes for data of rank %d: expected at most one per axis",
+          kDynSlice, n, rank));
+    }
+    for (size_t i = 0; i < n; ++i) ix.axes.push_back(static_cast<int64_t>(i));
+  }
+  if (inputs.size() < 5) ix.steps.assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    if (ix.steps[i] == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: steps has a 0 at position %d: expected nonzero steps", kDynSlice, i));
+    }
+    if (ix.steps[i] == std::numeric_limits<int64_t>::min()) {
+      ix.steps[i] = -std::numeric_limits<int64_t>::max();
+    }
+  }
+  return ix;
+}
+
+absl::StatusOr<SlicePlan> PlanDynSlice(absl::Span<NDArrayObj* const> inputs) {
+  const Shape& in = inputs[0]->shape();
+  DYNVM_ASSIGN_OR_RETURN(DynSliceIndices ix,
+                         ReadDynSliceIndices(inputs, static_cast<int>(in.size())));
+  return PlanSlice(SliceRequest{kDynSlice, ix.starts, ix.ends, ix.steps, ix.axes}, in);
+}
+
+absl::StatusOr<Shape> DynStridedSliceShape(const void*, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(SlicePlan plan, PlanDynSlice(inputs));
+  return SliceShape(plan);
+}
+
+absl::Status DynStridedSliceKernel(const KernelCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(SlicePlan plan, PlanDynSlice(call.inputs()));
+  return CopySlice(kDynSlice, plan, *call.args[0], *call.outputs()[0], *call.pool);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -546,6 +652,8 @@ absl::Status RegisterSliceKernels(KernelRegistry& registry) {
       {"split", 1, kVariadic, SplitKernel, BindSplit, SplitShapeFn},
       {"strided_slice", 1, 1, StridedSliceKernel, BindStridedSlice,
        SingleShapeFn<StridedSliceShape>},
+      {kDynSlice, kVariadic, 1, DynStridedSliceKernel, nullptr,
+       SingleShapeFn<DynStridedSliceShape>},
       {"nn.pad", kVariadic, 1, PadKernel, BindPad, SingleShapeFn<PadShape>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));

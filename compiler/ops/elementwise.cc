@@ -16,6 +16,9 @@ namespace {
 constexpr DType kFloat[] = {DType::kF32};
 constexpr DType kSigned[] = {DType::kF32, DType::kI32, DType::kI64};
 constexpr DType kBool[] = {DType::kBool};
+// The dtypes of the binary kernels (kernels/binary.cc): arithmetic, and power.
+constexpr DType kArithmetic[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+constexpr DType kPowerDTypes[] = {DType::kF32, DType::kF64};
 
 template <const auto& kDTypes>
 absl::StatusOr<Type> MapRel(const OpCall& call) {
@@ -54,10 +57,9 @@ absl::StatusOr<Type> Broadcast2(const OpCall& call, std::optional<DType> result)
 }
 
 absl::StatusOr<Type> ArithmeticRel(const OpCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const Type a, TensorArg(call, 0, "lhs"));
-  if (a.dtype() == DType::kBool) {
-    return OpError(call, "unsupported dtype bool for lhs: expected a numeric dtype");
-  }
+  DYNVM_RETURN_IF_ERROR(
+      TensorArg(call, 0, "lhs", call.op == "power" ? absl::Span<const DType>(kPowerDTypes) : kArithmetic)
+          .status());
   return Broadcast2(call, std::nullopt);
 }
 absl::StatusOr<Type> CompareRel(const OpCall& call) { return Broadcast2(call, DType::kBool); }

@@ -411,8 +411,9 @@ absl::StatusOr<Type> CumsumRel(const OpCall& call) {
   return x;
 }
 
-absl::StatusOr<DType> IndexDTypeAttr(const OpCall& call) {
-  absl::StatusOr<std::string> name = kernels::GetStringAttr(call.attrs, "dtype", "int32");
+// The `dtype` attribute of an index output: int32 or int64, `fallback` if absent.
+absl::StatusOr<DType> IndexDTypeAttr(const OpCall& call, std::string_view fallback = "int32") {
+  absl::StatusOr<std::string> name = kernels::GetStringAttr(call.attrs, "dtype", fallback);
   if (!name.ok()) return OpError(call, name.status().message());
   absl::StatusOr<DType> dtype = ParseDType(*name);
   if (!dtype.ok() || (*dtype != DType::kI32 && *dtype != DType::kI64)) {
@@ -466,6 +467,63 @@ absl::StatusOr<Type> NonzeroRel(const OpCall& call) {
                                                : std::vector<Dim>{Dim::Any(), rank});
 }
 
+// shape_of: the extents of axes [start, end) of the data (ONNX Shape-15's range: a
+// negative bound counts from the end, both clamp to [0, rank]; default all), as int64 or
+// int32. The rank is static, so the length is too.
+absl::StatusOr<Type> ShapeOfRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const DType dtype, IndexDTypeAttr(call, "int64"));
+  const int64_t rank = x.rank();
+  DYNVM_ASSIGN_OR_RETURN(int64_t first, IntAttr(call, "start", 0));
+  DYNVM_ASSIGN_OR_RETURN(int64_t last, IntAttr(call, "end", rank));
+  first = std::clamp(first < 0 ? first + rank : first, int64_t{0}, rank);
+  last = std::clamp(last < 0 ? last + rank : last, first, rank);
+  for (int64_t d = first; d < last; ++d) {
+    const Dim& e = x.shape()[d];
+    if (dtype == DType::kI32 && e.is_const() && e.const_value() > std::numeric_limits<int32_t>::max()) {
+      return OpError(call, absl::StrFormat("extent %d of axis %d does not fit int32", e.const_value(), d));
+    }
+  }
+  return Type::Tensor(dtype, {Dim(last - first)});
+}
+
+// dyn.strided_slice(data, starts, ends [, axes [, steps]]): ONNX Slice, the bounds read
+// at run time from 1-D int32/int64 tensors of one length L. Every axis that may be sliced
+// is `?` (without axes and with L static, axes 0..L-1; else all), except that an empty
+// axis stays empty; L = 0 slices nothing.
+absl::StatusOr<Type> DynStridedSliceRel(const OpCall& call) {
+  static constexpr std::string_view kNames[] = {"starts", "ends", "axes", "steps"};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  Dim length = Dim::Any();
+  for (size_t i = 1; i < call.args.size(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, static_cast<int>(i), kNames[i - 1], kIndexDTypes));
+    if (t.rank() != 1) {
+      return OpError(call, absl::StrFormat("%s %s must be 1-D", kNames[i - 1], ShapeText(t.shape())));
+    }
+    if (!MayEqual(length, t.shape()[0])) {
+      return OpError(call, absl::StrFormat("index inputs of different lengths: %s has %s values, expected %s",
+                                           kNames[i - 1], t.shape()[0].ToString(), length.ToString()));
+    }
+    length = Unify(length, t.shape()[0]);
+  }
+  const int rank = x.rank();
+  const bool has_axes = call.args.size() > 3;
+  int sliced = rank;  // axes [0, sliced) may be sliced
+  if (length.is_const()) {
+    const int64_t n = length.const_value();
+    if (n > rank) {
+      return OpError(call, absl::StrFormat("%d starts for data of rank %d: expected at most one per axis", n, rank));
+    }
+    if (!has_axes) sliced = static_cast<int>(n);
+    if (n == 0) sliced = 0;
+  }
+  std::vector<Dim> out = x.shape();
+  for (int a = 0; a < sliced; ++a) {
+    if (!out[a].is_const() || out[a].const_value() != 0) out[a] = Dim::Any();
+  }
+  return Type::Tensor(x.dtype(), std::move(out));
+}
+
 // unique of a 1-D tensor: (values, first indices, inverse, counts), as many as the
 // call asks for; here all four (the type of a call with fewer is a prefix).
 absl::StatusOr<Type> UniqueRel(const OpCall& call) {
@@ -512,7 +570,8 @@ constexpr OpDef kOps[] = {
     {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel},
     {"argwhere", 1, 1, NonzeroRel<false>}, {"nonzero", 1, 1, NonzeroRel<true>},
     {"unique", 1, 1, UniqueRel},           {"dyn.reshape", 2, 2, DynReshapeRel},
-    {"dyn.broadcast_to", 2, 2, DynBroadcastToRel},
+    {"dyn.broadcast_to", 2, 2, DynBroadcastToRel}, {"shape_of", 1, 1, ShapeOfRel},
+    {"dyn.strided_slice", 3, 5, DynStridedSliceRel},
 };
 
 }  // namespace

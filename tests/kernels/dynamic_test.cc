@@ -2,14 +2,19 @@
 // — against a plain reference (a scan of every element's multi-index), through RunKernel,
 // whose shape functions count the nonzero elements: masks with no, some and all
 // elements set, every dtype (-0.0 is zero, NaN is not), ranks 0 to 4, and inputs long
-// enough to be counted and written in several chunks on a pool.
+// enough to be counted and written in several chunks on a pool. And shape_of against
+// ONNX Shape's rule for `start` and `end`, on random shapes of every dtype and rank 0 to
+// 5, and on empty tensors with extents far past any allocation (only the shape is read).
 //
 // Tolerances: none; coordinates are exact.
 #include "kernels/dynamic.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -109,6 +114,96 @@ TEST(NonzeroTest, Errors) {
                  "kernel 'nonzero' takes no attributes, got 'axis'");
   EXPECT_INVALID(RunKernel("nonzero", {}, {t, t}, {DType::kI64}),
                  "kernel 'nonzero' takes 1 inputs and 1 outputs, not 2 and 1");
+}
+
+// ---------------------------------------------------------------------------------------
+// shape_of
+
+// The extents of axes [start, end) of `shape` by ONNX Shape-15's rule: a negative bound
+// counts from the end, then both clamp to [0, rank]; absent, the whole shape.
+Ints RefShapeOf(const Ints& shape, std::optional<int64_t> start, std::optional<int64_t> end) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto bound = [rank](std::optional<int64_t> v, int64_t absent) {
+    if (!v) return absent;
+    const int64_t b = *v < 0 ? *v + rank : *v;
+    return b < 0 ? 0 : b > rank ? rank : b;
+  };
+  Ints out;
+  for (int64_t d = bound(start, 0); d < bound(end, rank); ++d) out.push_back(shape[d]);
+  return out;
+}
+
+// Runs shape_of on `t` with `attrs`, an output of `dtype`, and expects `want`.
+void CheckShapeOf(const NDArray& t, const Attrs& attrs, DType dtype, const Ints& want) {
+  auto r = RunKernel("shape_of", attrs, {t}, {dtype});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const NDArray& out = (*r)[0];
+  ASSERT_EQ(out->dtype(), dtype);
+  ASSERT_EQ(ShapeOf(out), Ints{static_cast<int64_t>(want.size())});
+  Ints got;
+  for (int64_t i = 0; i < out->num_elements(); ++i) {
+    got.push_back(dtype == DType::kI64 ? out->data_as<int64_t>()[i] : out->data_as<int32_t>()[i]);
+  }
+  EXPECT_EQ(got, want);
+}
+
+TEST(ShapeOfTest, RandomShapesEveryDTypeAndRange) {
+  std::mt19937 rng(53);
+  for (int iter = 0; iter < 80; ++iter) {
+    const Ints shape = RandomShape(rng, static_cast<int>(rng() % 6), 7);
+    const DType out = iter % 2 ? DType::kI64 : DType::kI32;
+    Attrs attrs;
+    if (out == DType::kI32) attrs["dtype"] = std::string(iter % 4 ? "int32" : "i32");
+    if (out == DType::kI64 && iter % 3 == 0) attrs["dtype"] = std::string("int64");
+    std::optional<int64_t> start, end;
+    if (rng() % 3 == 0) start = static_cast<int64_t>(rng() % 15) - 7;
+    if (rng() % 3 == 0) end = static_cast<int64_t>(rng() % 15) - 7;
+    if (start) attrs["start"] = *start;
+    if (end) attrs["end"] = *end;
+    SCOPED_TRACE(absl::StrFormat("%s start %d end %d -> %s", ShapeToString(shape),
+                                 start.value_or(0), end.value_or(99), DTypeName(out)));
+    for (DType dtype : kAllDTypes) {
+      CheckShapeOf(RandomBits(shape, dtype, rng), attrs, out, RefShapeOf(shape, start, end));
+    }
+  }
+}
+
+TEST(ShapeOfTest, ReadsOnlyTheShape) {
+  // No elements, so no data to read, and extents no allocation could hold.
+  const int64_t huge = int64_t{1} << 40, i32_max = std::numeric_limits<int32_t>::max();
+  CheckShapeOf(EmptyTensor({0, huge}, DType::kF32), {}, DType::kI64, {0, huge});
+  CheckShapeOf(EmptyTensor({i32_max, 0, 1}, DType::kU8), {{"dtype", std::string("int32")}},
+               DType::kI32, {i32_max, 0, 1});
+  // An i32 output need only hold the extents asked for.
+  CheckShapeOf(EmptyTensor({huge, 0, 3}, DType::kBool),
+               {{"dtype", std::string("int32")}, {"start", int64_t{-2}}}, DType::kI32, {0, 3});
+  // A scalar's shape is empty; so is any range with end <= start.
+  CheckShapeOf(TensorOf<float>({}, {1.0f}), {}, DType::kI64, {});
+  CheckShapeOf(EmptyTensor({2, 3, 4}, DType::kF32),
+               {{"start", int64_t{2}}, {"end", int64_t{-2}}}, DType::kI64, {});
+  CheckShapeOf(EmptyTensor({2, 3, 4}, DType::kF32),
+               {{"start", int64_t{-100}}, {"end", int64_t{100}}}, DType::kI64, {2, 3, 4});
+}
+
+TEST(ShapeOfTest, Errors) {
+  const NDArray t = EmptyTensor({0, int64_t{1} << 31}, DType::kF32);
+  const Attrs i32 = {{"dtype", std::string("int32")}};
+  EXPECT_INVALID(RunKernel("shape_of", i32, {t}, {DType::kI32}),
+                 "shape_of: extent 2147483648 of axis 1 does not fit dtype i32");
+  EXPECT_INVALID(RunKernel("shape_of", {{"dtype", std::string("float32")}}, {t}, {DType::kF32}),
+                 "attribute 'dtype' is f32: expected i64 or i32");
+  EXPECT_INVALID(RunKernel("shape_of", {{"dtype", std::string("int31")}}, {t}, {DType::kI64}),
+                 "attribute 'dtype': unknown dtype 'int31'");
+  EXPECT_INVALID(RunKernel("shape_of", {{"axis", int64_t{0}}}, {t}, {DType::kI64}),
+                 "unknown attribute 'axis'");
+  EXPECT_INVALID(RunKernel("shape_of", {{"start", 1.5}}, {t}, {DType::kI64}), "'start'");
+  EXPECT_INVALID(RunKernel("shape_of", {}, {t}, {DType::kI32}),
+                 "shape_of: output 0 has dtype i32, expected i64");
+  EXPECT_INVALID(CallKernel("shape_of", i32, {EmptyTensor({2, 3}, DType::kF32)},
+                            {EmptyTensor({3}, DType::kI32)}),
+                 "shape_of: output 0 has shape [3], expected [2]");
+  EXPECT_INVALID(RunKernel("shape_of", {}, {t, t}, {DType::kI64}),
+                 "kernel 'shape_of' takes 1 inputs and 1 outputs, not 2 and 1");
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ const char* const kOperators[] = {
     "take", "gather", "scatter_elements", "broadcast_to", "tile", "nn.pad", "one_hot", "arange",
     "full", "zeros", "ones", "topk", "argsort",
     // data-dependent shapes
-    "argwhere", "nonzero", "unique", "dyn.reshape", "dyn.broadcast_to", "dyn.full", "dyn.zeros",
-    "dyn.ones",
+    "argwhere", "nonzero", "shape_of", "dyn.strided_slice", "unique", "dyn.reshape",
+    "dyn.broadcast_to", "dyn.full", "dyn.zeros", "dyn.ones",
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
     "image.resize2d",

@@ -1,7 +1,8 @@
 // Tests of the slicing and joining kernels (kernels/slice.cc) — concatenate, split,
-// strided_slice, nn.pad — against plain references written here, on seeded random
-// shapes with 0- and 1-sized extents, for one dtype of every element size, all through
-// RunKernel (shape function first, as the VM runs them).
+// strided_slice, dyn.strided_slice, nn.pad — against plain references written here, on
+// seeded random shapes with 0- and 1-sized extents, for one dtype of every element size,
+// all through RunKernel (shape function first, as the VM runs them). Both slices are
+// checked against CPython's slicing, which ONNX Slice's reference implementation uses.
 //
 // Tolerances: none; data movement must reproduce elements bit for bit.
 #include "kernels/slice.h"
@@ -323,6 +324,169 @@ TEST(StridedSliceTest, Errors) {
   EXPECT_INVALID(CallKernel("strided_slice", {{"begin", Ints{1}}, {"end", Ints{3}}}, {x},
                             {EmptyTensor({3, 5}, DType::kF32)}),
                  "strided_slice: output 0 has shape [3, 5], expected [2, 5]");
+}
+
+// ---------------------------------------------------------------------------------------
+// dyn.strided_slice
+
+// A 1-D index tensor of `dtype` (i32 or i64) holding `values`.
+NDArray IndexTensor(const Ints& values, DType dtype) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  if (dtype == DType::kI64) return TensorOf<int64_t>({n}, values);
+  return TensorOf<int32_t>({n}, std::vector<int32_t>(values.begin(), values.end()));
+}
+
+// ONNX Slice by its reference implementation: entry i slices axis axes[i] (negative:
+// from the end) from starts[i] to ends[i] by steps[i], as Python slices a sequence.
+std::vector<Ints> OnnxSlicePicks(const Ints& shape, const Ints& starts, const Ints& ends,
+                                 const Ints& axes, const Ints& steps) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<Ints> picked;
+  for (int64_t d : shape) picked.push_back(PythonSlice(d, std::nullopt, std::nullopt, 1));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    picked[axis] = PythonSlice(shape[axis], starts[i], ends[i], steps[i]);
+  }
+  return picked;
+}
+
+// Runs dyn.strided_slice on `x` and index `inputs` and expects the elements `picked`.
+void CheckDynSlice(const NDArray& x, const std::vector<NDArray>& index_inputs,
+                   const std::vector<Ints>& picked) {
+  std::vector<NDArray> inputs = {x};
+  inputs.insert(inputs.end(), index_inputs.begin(), index_inputs.end());
+  auto r = RunKernel("dyn.strided_slice", {}, inputs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Ints shape;
+  for (const Ints& p : picked) shape.push_back(static_cast<int64_t>(p.size()));
+  ExpectGathered((*r)[0], shape, x, [&](int64_t i) {
+    Ints index = Unravel(i, shape);
+    for (size_t k = 0; k < index.size(); ++k) index[k] = picked[k][index[k]];
+    return Ravel(index, ShapeOf(x));
+  });
+}
+
+TEST(DynStridedSliceTest, RandomAgainstOnnxReference) {
+  std::mt19937 rng(19);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (int iter = 0; iter < 200; ++iter) {
+    const int rank = static_cast<int>(rng() % 5);
+    const Ints shape = RandomShape(rng, rank, 7);
+    const DType index = rng() % 2 ? DType::kI64 : DType::kI32;
+    // Bounds as exported models write them: INT64_MAX / INT64_MIN (INT32_* in i32
+    // tensors) for "to the end", far past the axis, negative, or in range.
+    auto bound = [&]() -> int64_t {
+      const int pick = static_cast<int>(rng() % 8);
+      const bool wide = index == DType::kI64;
+      if (pick == 0) return wide ? kMax : std::numeric_limits<int32_t>::max();
+      if (pick == 1) return wide ? kMin : std::numeric_limits<int32_t>::min();
+      if (pick == 2) return (rng() % 2 ? 1 : -1) * (int64_t{1} << 30);
+      return static_cast<int64_t>(rng() % 21) - 10;
+    };
+    // Which inputs are given: starts and ends; then axes; then steps.
+    const int given = 2 + static_cast<int>(rng() % 3);
+    Ints order(rank);
+    for (int a = 0; a < rank; ++a) order[a] = a;
+    std::shuffle(order.begin(), order.end(), rng);
+    const size_t n = rng() % (rank + 1);
+    Ints starts, ends, axes, steps;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t axis = given >= 3 ? order[i] : static_cast<int64_t>(i);
+      axes.push_back(given >= 3 && rng() % 2 ? axis - rank : axis);
+      starts.push_back(bound());
+      ends.push_back(bound());
+      int64_t step = given == 4 ? static_cast<int64_t>(rng() % 9) - 4 : 1;
+      if (step == 0) step = -1;
+      steps.push_back(step);
+    }
+    std::vector<NDArray> index_inputs = {IndexTensor(starts, index), IndexTensor(ends, index)};
+    if (given >= 3) index_inputs.push_back(IndexTensor(axes, index));
+    if (given == 4) index_inputs.push_back(IndexTensor(steps, index));
+    SCOPED_TRACE(absl::StrFormat("%s %s starts [%s] ends [%s] axes [%s] steps [%s]",
+                                 ShapeToString(shape), DTypeName(index), absl::StrJoin(starts, ","),
+                                 absl::StrJoin(ends, ","), absl::StrJoin(axes, ","),
+                                 absl::StrJoin(steps, ",")));
+    const std::vector<Ints> picked = OnnxSlicePicks(shape, starts, ends, axes, steps);
+    for (DType dtype : kOnePerSize) {
+      CheckDynSlice(RandomBits(shape, dtype, rng), index_inputs, picked);
+    }
+  }
+}
+
+TEST(DynStridedSliceTest, ExportedPatterns) {
+  std::mt19937 rng(20);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const NDArray x = RandomBits({4, 5, 6}, DType::kF32, rng);
+  const Ints s = {4, 5, 6};
+  const auto i64 = [](const Ints& v) { return IndexTensor(v, DType::kI64); };
+  // x[:, 1:]: INT64_MAX ends, axes given.
+  CheckDynSlice(x, {i64({1}), i64({kMax}), i64({1})}, OnnxSlicePicks(s, {1}, {kMax}, {1}, {1}));
+  // x[..., ::-1]: start -1, end INT64_MIN, step -1 (torch.flip as exported).
+  CheckDynSlice(x, {i64({-1}), i64({kMin}), i64({-1}), i64({-1})},
+                OnnxSlicePicks(s, {-1}, {kMin}, {-1}, {-1}));
+  // x[-3:-1, ::2] without axes, i32 indices with INT32_MAX for "to the end".
+  CheckDynSlice(x,
+                {IndexTensor({-3, 0}, DType::kI32), IndexTensor({-1, 2147483647}, DType::kI32),
+                 IndexTensor({0, 1}, DType::kI32), IndexTensor({1, 2}, DType::kI32)},
+                OnnxSlicePicks(s, {-3, 0}, {-1, 2147483647}, {0, 1}, {1, 2}));
+  // Mixed index dtypes, starts past the end: an empty axis.
+  CheckDynSlice(x, {IndexTensor({9}, DType::kI32), i64({kMax})},
+                OnnxSlicePicks(s, {9}, {kMax}, {0}, {1}));
+  // A step of INT64_MIN takes one element; INT64_MAX one too.
+  CheckDynSlice(x, {i64({3, 0}), i64({kMin, kMax}), i64({2, 0}), i64({kMin, kMax})},
+                OnnxSlicePicks(s, {3, 0}, {kMin, kMax}, {2, 0}, {kMin, kMax}));
+  // No index values: the whole tensor; a scalar too.
+  CheckDynSlice(x, {i64({}), i64({})}, OnnxSlicePicks(s, {}, {}, {}, {}));
+  CheckDynSlice(TensorOf<float>({}, {2.0f}), {i64({}), i64({}), i64({}), i64({})}, {});
+}
+
+TEST(DynStridedSliceTest, Errors) {
+  const NDArray x = EmptyTensor({4, 5}, DType::kF32);
+  const auto i64 = [](const Ints& v) { return IndexTensor(v, DType::kI64); };
+  const NDArray one = i64({1});
+  const auto slice = [&](std::vector<NDArray> inputs) {
+    inputs.insert(inputs.begin(), x);
+    return RunKernel("dyn.strided_slice", {}, inputs);
+  };
+  EXPECT_INVALID(slice({TensorOf<float>({1}, {1.0f}), one}),
+                 "unsupported dtype f32 for dyn.strided_slice starts: expected i32 or i64");
+  EXPECT_INVALID(slice({one, one, one, TensorOf<bool>({1}, {true})}),
+                 "unsupported dtype bool for dyn.strided_slice steps: expected i32 or i64");
+  EXPECT_INVALID(slice({one, TensorOf<int64_t>({1, 1}, {3})}),
+                 "dyn.strided_slice: ends must be 1-D, got shape [1, 1]");
+  EXPECT_INVALID(slice({one, TensorOf<int32_t>({}, {3})}),
+                 "dyn.strided_slice: ends must be 1-D, got shape []");
+  EXPECT_INVALID(slice({one, i64({3, 3})}),
+                 "dyn.strided_slice: ends has 2 values but starts has 1: expected as many");
+  EXPECT_INVALID(slice({one, one, i64({0, 1})}),
+                 "dyn.strided_slice: axes has 2 values but starts has 1: expected as many");
+  EXPECT_INVALID(slice({one, one, one, i64({})}),
+                 "dyn.strided_slice: steps has 0 values but starts has 1: expected as many");
+  EXPECT_INVALID(slice({i64({0, 0}), i64({1, 1}), i64({0, 1}), i64({1, 0})}),
+                 "dyn.strided_slice: steps has a 0 at position 1: expected nonzero steps");
+  EXPECT_INVALID(slice({one, one, i64({2})}), "dyn.strided_slice: axis 2 out of range for rank 2");
+  EXPECT_INVALID(slice({one, one, i64({-3})}),
+                 "dyn.strided_slice: axis -3 out of range for rank 2");
+  EXPECT_INVALID(slice({i64({0, 0}), i64({1, 1}), i64({1, -1})}),
+                 "dyn.strided_slice: axis 1 sliced twice");
+  EXPECT_INVALID(
+      slice({i64({0, 0, 0}), i64({1, 1, 1})}),
+      "dyn.strided_slice: 3 starts without axes for data of rank 2: expected at most one per axis");
+  EXPECT_INVALID(slice({one}), "dyn.strided_slice: expected 3 to 5 inputs (data, starts, ends "
+                               "[, axes [, steps]]), got 2");
+  EXPECT_INVALID(slice({one, one, one, one, one}),
+                 "dyn.strided_slice: expected 3 to 5 inputs (data, starts, ends [, axes [, "
+                 "steps]]), got 6");
+  EXPECT_INVALID(RunKernel("dyn.strided_slice", {{"axes", Ints{0}}}, {x, one, one}),
+                 "kernel 'dyn.strided_slice' takes no attributes, got 'axes'");
+  EXPECT_INVALID(CallKernel("dyn.strided_slice", {}, {x, one, i64({3})},
+                            {EmptyTensor({3, 5}, DType::kF32)}),
+                 "dyn.strided_slice: output 0 has shape [3, 5], expected [2, 5]");
+  EXPECT_INVALID(CallKernel("dyn.strided_slice", {}, {x, one, i64({3})},
+                            {EmptyTensor({2, 5}, DType::kI32)}),
+                 "dyn.strided_slice: output 0 has dtype i32, expected f32");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -53,6 +53,19 @@ absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,
   return t;
 }
 
+// Whether `m` is min(x, C) or min(C, x) for a constant C >= 1: an extent clamped to a
+// constant, as slicing a constant table by a run-time length gives (BERT's position ids).
+// Broadcast with x, it always gives x: m is x when x <= C, and otherwise m = C < x,
+// which broadcasts only if C = 1, the result again x.
+namespace {
+bool IsClampOf(const Dim& m, const Dim& x) {
+  if (m.form() != Dim::Form::kMin) return false;
+  const auto [p, q] = m.operands();
+  const auto at_least_one = [](const Dim& d) { return d.is_const() && d.const_value() >= 1; };
+  return (p == x && at_least_one(q)) || (q == x && at_least_one(p));
+}
+}  // namespace
+
 absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::vector<Dim>& a,
                                                  const std::vector<Dim>& b) {
   const size_t rank = std::max(a.size(), b.size());
@@ -71,6 +84,8 @@ absl::StatusOr<std::vector<Dim>> BroadcastShapes(const OpCall& call, const std::
                                            ShapeText(a), ShapeText(b), x.ToString(), y.ToString()));
     } else if (is_big(x) || is_big(y)) {
       out[i] = is_big(x) ? x : y;  // the other must be 1 or equal to it
+    } else if (IsClampOf(y, x) || IsClampOf(x, y)) {
+      out[i] = IsClampOf(y, x) ? x : y;
     } else {
       out[i] = Dim::Any();  // two different unknowns: either one
     }

@@ -9,7 +9,9 @@
 #include "compiler/ops/op_registry.h"
 
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -414,6 +416,53 @@ const std::map<std::string, Generator>& Generators() {
       return Case{{{DType::kF32, {}}, {DType::kI64, {static_cast<int64_t>(target.size())}}}, {}, 1,
                   {{1, std::vector<double>(target.begin(), target.end())}}};
     };
+    (*g)["shape_of"] = [](std::mt19937& rng) {
+      static constexpr DType kDTypes[] = {DType::kF32, DType::kI64, DType::kBool, DType::kF16};
+      Case c{{{kDTypes[Rand(rng, 0, 3)], RandShape(rng, 0, 4)}}, {}};
+      if (Rand(rng, 0, 1)) c.attrs["dtype"] = std::string(Rand(rng, 0, 1) ? "int32" : "int64");
+      if (Rand(rng, 0, 2) == 0) c.attrs["start"] = Rand(rng, -6, 6);
+      if (Rand(rng, 0, 2) == 0) c.attrs["end"] = Rand(rng, -6, 6);
+      return c;
+    };
+    // ONNX Slice: 3 to 5 index inputs of one length, now and then too long, of different
+    // lengths, of a float dtype, with a repeated or out-of-range axis or a step of 0.
+    (*g)["dyn.strided_slice"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      const int64_t rank = static_cast<int64_t>(s.size());
+      const int64_t n = Rand(rng, 0, rank) + (Rand(rng, 0, 19) == 0);
+      const auto bound = [&rng]() -> double {
+        const int64_t pick = Rand(rng, 0, 5);
+        if (pick == 0) return std::numeric_limits<int32_t>::max();  // "to the end"
+        if (pick == 1) return std::numeric_limits<int32_t>::min();
+        return static_cast<double>(Rand(rng, -6, 6));
+      };
+      std::vector<int64_t> order;
+      for (int64_t a = 0; a < rank; ++a) order.push_back(a);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<double> starts, ends, axes, steps;
+      for (int64_t i = 0; i < n; ++i) {
+        starts.push_back(bound());
+        ends.push_back(bound());
+        const int64_t axis = i < rank ? order[i] : 0;
+        axes.push_back(static_cast<double>(Rand(rng, 0, 1) ? axis : axis - rank));
+        steps.push_back(Rand(rng, 0, 19) == 0 ? 0.0 : static_cast<double>(Rand(rng, 0, 1) ? Rand(rng, 1, 3) : -Rand(rng, 1, 3)));
+      }
+      if (n > 0 && Rand(rng, 0, 19) == 0) axes[0] = static_cast<double>(rank);
+      if (Rand(rng, 0, 19) == 0) ends.push_back(1);
+      const DType index = Rand(rng, 0, 9) == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI64 : DType::kI32;
+      const auto length = [](const std::vector<double>& v) { return Shape{static_cast<int64_t>(v.size())}; };
+      Case c{{{DType::kF32, s}, {index, length(starts)}, {index, length(ends)}}, {}, 1, {{1, starts}, {2, ends}}};
+      const int64_t inputs = Rand(rng, 3, 5);
+      if (inputs >= 4) {
+        c.args.push_back({index, length(axes)});
+        c.values[3] = axes;
+      }
+      if (inputs == 5) {
+        c.args.push_back({index, length(steps)});
+        c.values[4] = steps;
+      }
+      return c;
+    };
     (*g)["arange"] = [](std::mt19937& rng) {
       return Case{{{DType::kF32, {}}, {DType::kF32, {}}, {DType::kF32, Rand(rng, 0, 9) == 0 ? Shape{1} : Shape{}}},
                   {}, 1,
@@ -574,6 +623,18 @@ TEST(RelationsTest, SymbolicExamples) {
             "Tensor[(b, n, 768), float32]");
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {n}), Type::Tensor(DType::kF32, {b})})->ToString(),
             "Tensor[(?), float32]");
+  // An extent clamped to a constant >= 1 (a position table sliced by the length)
+  // broadcast with the extent is the extent; clamped to 0 it is not.
+  EXPECT_EQ(call("add", {x, Type::Tensor(DType::kF32, {1, Min(n, 512), 768})})->ToString(),
+            "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {Min(512, n)}), Type::Tensor(DType::kF32, {n})})
+                ->ToString(),
+            "Tensor[(n), float32]");
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {n}), Type::Tensor(DType::kF32, {Min(n, 0)})})
+                ->ToString(),
+            "Tensor[(?), float32]");
+  EXPECT_FALSE(call("add", {Type::Tensor(DType::kU8, {n}), Type::Tensor(DType::kU8, {n})}).ok());
+  EXPECT_FALSE(call("power", {Type::Tensor(DType::kI32, {n}), Type::Tensor(DType::kI32, {n})}).ok());
   EXPECT_EQ(call("concatenate", {Type::Tuple({x, x})}, {{"axis", int64_t{1}}})->ToString(),
             "Tensor[(b, n*2, 768), float32]");
   EXPECT_EQ(call("nn.batch_matmul", {Type::Tensor(DType::kF32, {b, 12, n, 64}),
@@ -582,6 +643,22 @@ TEST(RelationsTest, SymbolicExamples) {
   EXPECT_EQ(call("take", {Type::Tensor(DType::kF32, {30522, 768}), Type::Tensor(DType::kI64, {b, n})},
                  {{"axis", int64_t{0}}})->ToString(),
             "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("shape_of", {x})->ToString(), "Tensor[(3), int64]");
+  EXPECT_EQ(call("shape_of", {x}, {{"dtype", std::string("int32")}, {"start", int64_t{-2}}})->ToString(),
+            "Tensor[(2), int32]");
+  const Type two = Type::Tensor(DType::kI64, {2});
+  EXPECT_EQ(call("dyn.strided_slice", {x, two, two})->ToString(), "Tensor[(?, ?, 768), float32]");
+  EXPECT_EQ(call("dyn.strided_slice", {x, two, two, two})->ToString(), "Tensor[(?, ?, ?), float32]");
+  const Type none = Type::Tensor(DType::kI32, {0});
+  EXPECT_EQ(call("dyn.strided_slice", {x, none, none, none, none})->ToString(), "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("dyn.strided_slice", {x, Type::Tensor(DType::kI64, {n}), two})->ToString(),
+            "Tensor[(?, ?, 768), float32]");
+  EXPECT_EQ(call("dyn.strided_slice", {x, Type::Tensor(DType::kI64, {n}), Type::Tensor(DType::kI64, {b})})->ToString(),
+            "Tensor[(?, ?, ?), float32]");
+  EXPECT_EQ(call("dyn.strided_slice", {x, two, Type::Tensor(DType::kI64, {3})}).status().message(),
+            "dyn.strided_slice: index inputs of different lengths: ends has 3 values, expected 2");
+  EXPECT_EQ(call("dyn.strided_slice", {x, two, Type::Tensor(DType::kF32, {2})}).status().message(),
+            "dyn.strided_slice: unsupported dtype float32 for ends: expected int32 or int64");
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3, 4}), Type::Tensor(DType::kF32, {5})}).status().message(),
             "add: cannot broadcast [3, 4] and [5]: dims 4 and 5 differ");
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3}), Type::Tensor(DType::kI32, {3})}).status().message(),
