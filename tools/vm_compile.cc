@@ -1,10 +1,12 @@
-// vm_compile: compiles a model in Relay's text format into an executable file.
+// vm_compile: compiles a model — Relay text, or ONNX (a file named *.onnx) — into an
+// executable file.
 //
 //   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ...]
+//   vm_compile model.onnx -o exe.fbs
 //              [--opt-level=0..3] [--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]
 //
 // `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
-// the current directory). --dump-ir prints the module in the text format after the
+// the current directory); an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
 // named pass (parsed, typed, folded, simplified, cse, combined, dce, fused) or after every
 // pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
 // @main's dataflow as the last pass left it; --stats prints what memory planning and
@@ -27,6 +29,7 @@
 #include "base/status_macros.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/dot.h"
+#include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/relay_text/parser.h"
 #include "compiler/frontend/relay_text/printer.h"
 #include "objects/allocator.h"
@@ -37,8 +40,11 @@ namespace dynvm::tools {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: vm_compile model.relay -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
+    "usage: vm_compile model.relay|model.onnx -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
     "[--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]";
+
+// Whether `path` names an ONNX model rather than Relay text.
+bool IsOnnx(std::string_view path) { return path.ends_with(".onnx"); }
 
 struct Args {
   std::string input, output, dump_ir, dot;
@@ -82,7 +88,10 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
     }
   }
   if (args.help) return args;
-  if (args.input.empty()) return absl::InvalidArgumentError("missing the model (model.relay)");
+  if (args.input.empty()) return absl::InvalidArgumentError("missing the model (model.relay or model.onnx)");
+  if (IsOnnx(args.input) && !args.constants.empty()) {
+    return absl::InvalidArgumentError("--const is for Relay text; an ONNX model carries its weights");
+  }
   if (args.output.empty()) return absl::InvalidArgumentError("missing -o exe.fbs");
   if (!args.dump_ir.empty() && args.dump_ir != "all" && args.dump_ir != "parsed") {
     compiler::CompileOptions options;
@@ -99,15 +108,19 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   return args;
 }
 
-absl::Status Run(const Args& args) {
+absl::StatusOr<compiler::Module> ReadModel(const Args& args) {
+  if (IsOnnx(args.input)) return compiler::onnx_frontend::ImportOnnxFile(args.input);
   std::vector<NDArray> constants;
   for (const std::string& path : args.constants) {
     DYNVM_ASSIGN_OR_RETURN(NDArray c, serializer::ReadNpyFile(path, MakeNaiveAllocator()));
     constants.push_back(std::move(c));
   }
   DYNVM_ASSIGN_OR_RETURN(const std::string text, ReadFileOrStdin(args.input));
-  DYNVM_ASSIGN_OR_RETURN(const compiler::Module module,
-                         compiler::ParseModule(text, constants, args.input));
+  return compiler::ParseModule(text, constants, args.input);
+}
+
+absl::Status Run(const Args& args) {
+  DYNVM_ASSIGN_OR_RETURN(const compiler::Module module, ReadModel(args));
   compiler::CodegenStats stats;
   compiler::CompileOptions options;
   options.opt_level = args.opt_level;

@@ -1,0 +1,269 @@
+// ModelProto -> Module: loading and checking the model, the graph's inputs,
+// initializers and outputs, and the walk over its nodes (converters.h does each node).
+#include "compiler/frontend/onnx/importer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/converters.h"
+#include "compiler/frontend/onnx/tensor_proto.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace dynvm::compiler::onnx_frontend {
+namespace {
+
+// `status` with its message after "`prefix`: ".
+absl::Status Prefixed(std::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(std::string(prefix), ": ", std::string(status.message())));
+}
+
+// The default domain's versions this importer's converters are written for.
+constexpr int64_t kMinOpset = 1;
+constexpr int64_t kMaxOpset = 17;
+// Protobuf cannot parse a message of 2 GiB or more; larger weights go in external data.
+constexpr uint64_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
+
+// A symbol for a `dim_param`: the name itself when it is an identifier (the text
+// format's rule for symbols), else the name with every other character replaced by
+// '_' (and a leading '_' before a digit). Equal names give equal symbols.
+Dim SymbolFor(const std::string& param) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::string name = param.empty() || is_digit(param[0]) ? "_" : "";
+  for (const char c : param) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+    name += ok ? c : '_';
+  }
+  return Dim::Symbol(name);
+}
+
+// The IR type of a graph input.
+absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input) {
+  if (!input.type().has_tensor_type()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "graph input '%s' is not a tensor (sequence, map and optional inputs are not supported)",
+        input.name()));
+  }
+  const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
+  absl::StatusOr<DType> dtype = DTypeFromOnnx(tensor.elem_type());
+  if (!dtype.ok()) {
+    return Prefixed(absl::StrCat("graph input '", input.name(), "'"), dtype.status());
+  }
+  if (!tensor.has_shape()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "graph input '%s' has no shape: its rank must be known", input.name()));
+  }
+  std::vector<Dim> dims;
+  for (const onnx::TensorShapeProto::Dimension& d : tensor.shape().dim()) {
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "graph input '%s' has a negative dimension %d", input.name(), d.dim_value()));
+      }
+      dims.emplace_back(d.dim_value());
+    } else if (d.has_dim_param() && !d.dim_param().empty()) {
+      dims.push_back(SymbolFor(d.dim_param()));
+    } else {
+      dims.push_back(Dim::Any());
+    }
+  }
+  return Type::Tensor(*dtype, std::move(dims));
+}
+
+// The version of the default domain the model imports.
+absl::StatusOr<int64_t> DefaultOpset(const onnx::ModelProto& model) {
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (id.domain().empty() || id.domain() == "ai.onnx") {
+      if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "the model imports opset %d of the default domain; supported: %d to %d",
+            id.version(), kMinOpset, kMaxOpset));
+      }
+      return id.version();
+    }
+  }
+  // Valid (the checker passed), but all its operators are of other domains.
+  return absl::UnimplementedError(
+      "the model imports no version of the default ONNX domain (only operators of other "
+      "domains, which are not supported)");
+}
+
+// Checks an output's type against what ONNX's shape inference said of it, when it said
+// something: a disagreement is a converter's bug, better reported here than as wrong
+// numbers.
+absl::Status CheckOutputType(const onnx::ValueInfoProto& info, const Type& type) {
+  if (!info.type().has_tensor_type() || !type.is_tensor()) return absl::OkStatus();
+  const onnx::TypeProto::Tensor& tensor = info.type().tensor_type();
+  if (tensor.elem_type() != 0) {
+    absl::StatusOr<DType> dtype = DTypeFromOnnx(tensor.elem_type());
+    if (dtype.ok() && *dtype != type.dtype()) {
+      return absl::InternalError(absl::StrFormat(
+          "graph output '%s': ONNX infers %s, the importer built %s", info.name(),
+          RelayDTypeName(*dtype), type.ToString()));
+    }
+  }
+  if (tensor.has_shape() && tensor.shape().dim_size() != type.rank()) {
+    return absl::InternalError(absl::StrFormat(
+        "graph output '%s': ONNX infers rank %d, the importer built %s", info.name(),
+        tensor.shape().dim_size(), type.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
+                                   const std::string& base_dir) {
+  const onnx::GraphProto& graph = model.graph();
+  absl::flat_hash_map<std::string, OnnxValue> values;
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    DYNVM_ASSIGN_OR_RETURN(NDArray value, TensorFromProto(init, base_dir));
+    values.insert_or_assign(init.name(), NodeContext::Constant(std::move(value)));
+  }
+  std::vector<Expr> params;
+  NodeContext::Bindings bindings;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (values.contains(input.name())) continue;  // an initializer: a constant
+    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input));
+    Expr var = Expr::Var(input.name(), type);
+    params.push_back(var);
+    values.insert_or_assign(input.name(), OnnxValue{var, type, std::nullopt});
+  }
+
+  for (const onnx::NodeProto& node : graph.node()) {
+    const std::string where = absl::StrFormat("node '%s' (%s, opset %d)", node.name(),
+                                              node.op_type(), opset);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      return absl::UnimplementedError(absl::StrFormat(
+          "%s: operators of domain '%s' are not supported", where, node.domain()));
+    }
+    const ConverterDef* def = FindConverter(node.op_type());
+    if (def == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrFormat("%s: operator %s is not supported", where, node.op_type()));
+    }
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (std::find(def->attributes.begin(), def->attributes.end(), a.name()) == def->attributes.end()) {
+        return absl::UnimplementedError(
+            absl::StrFormat("%s: attribute '%s' is not supported", where, a.name()));
+      }
+    }
+    std::vector<std::optional<OnnxValue>> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
+      auto it = values.find(name);
+      if (it == values.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s reads '%s', which no graph input, initializer or earlier node defines", where, name));
+      }
+      inputs.push_back(it->second);
+    }
+    NodeContext ctx(node, opset, std::move(inputs), base_dir, bindings);
+    DYNVM_ASSIGN_OR_RETURN(std::vector<OnnxValue> outputs, def->convert(ctx));
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      if (i >= static_cast<int>(outputs.size())) {
+        return ctx.Unimplemented(absl::StrFormat("output %d ('%s') is not supported", i, node.output(i)));
+      }
+      values.insert_or_assign(node.output(i), std::move(outputs[i]));
+    }
+  }
+
+  std::vector<Expr> results;
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("graph output '%s' is not defined by any node or input", output.name()));
+    }
+    DYNVM_RETURN_IF_ERROR(CheckOutputType(output, it->second.type));
+    results.push_back(it->second.expr);
+  }
+  if (results.empty()) return absl::InvalidArgumentError("the graph has no outputs");
+  Expr body = results.size() == 1 ? results[0] : Expr::Tuple(std::move(results));
+  for (auto it = bindings.rbegin(); it != bindings.rend(); ++it) body = Expr::Let(it->first, it->second, body);
+  Module module;
+  DYNVM_RETURN_IF_ERROR(module.AddFunction("main", Expr::Function(std::move(params), std::move(body))));
+  return module;
+}
+
+}  // namespace
+
+absl::StatusOr<Module> ImportOnnxBytes(std::string_view bytes, const std::string& base_dir,
+                                       std::string_view name) {
+  if (bytes.size() > kMaxModelBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d bytes is above the 2 GiB a protobuf can hold; keep large weights in external data",
+        name, bytes.size()));
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not an ONNX model (the protobuf does not parse)", name));
+  }
+  // libonnx reports problems by throwing; nothing else in dynvm throws, so the
+  // exceptions stop here.
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: invalid ONNX model: %s", name, e.what()));
+  }
+  absl::StatusOr<int64_t> opset = DefaultOpset(model);
+  if (!opset.ok()) {
+    return Prefixed(name, opset.status());
+  }
+  // Strict: a node whose shapes cannot agree stops here. Types are not checked against
+  // the schemas (exporters of old opsets wrote int64 Constants that opset 1 did not
+  // allow, and ONNX's own runners accept them); the operators' relations check them as
+  // each node is converted.
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(/*check_type_val=*/false,
+                                                                   /*strict_mode_val=*/1));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: ONNX shape inference failed: %s", name, e.what()));
+  }
+  absl::StatusOr<Module> module = ImportGraph(model, *opset, base_dir);
+  if (!module.ok()) {
+    return Prefixed(name, module.status());
+  }
+  return module;
+}
+
+absl::StatusOr<Module> ImportOnnxFile(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrFormat("cannot read '%s': %s", path, ec.message()));
+  }
+  if (size > kMaxModelBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d bytes is above the 2 GiB a protobuf can hold; keep large weights in external data",
+        path, size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(size, '\0');
+  if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(size))) {
+    return absl::InvalidArgumentError(absl::StrFormat("cannot read '%s'", path));
+  }
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return ImportOnnxBytes(bytes, dir.empty() ? std::string(".") : dir.string(), path);
+}
+
+}  // namespace dynvm::compiler::onnx_frontend

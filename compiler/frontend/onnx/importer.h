@@ -1,0 +1,45 @@
+// The ONNX front end: a model exported with dynamic axes becomes a module whose @main
+// serves every input extent (docs/onnx.md).
+//
+//   DYNVM_ASSIGN_OR_RETURN(Module mod, onnx_frontend::ImportOnnxFile("bert.onnx"));
+//   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, CompileModule(mod, options));
+//
+// The model is parsed, checked (onnx::checker) and shape-inferred by Debian's libonnx
+// (1.12), then its graph becomes @main:
+//   - one parameter per graph input that is not an initializer, in graph order, named as
+//     the input (so that `vm_run exe.fbs --input=input_ids=@ids.npy` finds it), typed
+//     from its ONNX type: a `dim_param` is a named symbolic dim, shared wherever the name
+//     recurs, a `dim_value` a constant, and an unnamed dynamic dim `?`;
+//   - initializers (inline or external data) and Constant nodes become constants;
+//   - each node becomes operator calls (converters.h); shape arithmetic over the
+//     symbolic dims (Shape, Gather, Concat... feeding Reshape or Expand) is folded at
+//     import, so that such reshapes keep their symbolic types;
+//   - it returns the graph's only output, or a tuple of its outputs in graph order.
+//
+// Errors: an unreadable, malformed or invalid model is InvalidArgument (the checker's
+// message included); a node no converter supports — its operator, an attribute value
+// or a dtype — is Unimplemented naming the node, the operator and the opset. Nothing
+// throws.
+#ifndef DYNVM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
+#define DYNVM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/module.h"
+
+namespace dynvm::compiler::onnx_frontend {
+
+// Reads, checks and imports the model at `path`; external data is read relative to the
+// model's directory.
+absl::StatusOr<Module> ImportOnnxFile(const std::string& path);
+
+// The same for a serialized ModelProto in memory; external data is read relative to
+// `base_dir`. `name` names the model in messages.
+absl::StatusOr<Module> ImportOnnxBytes(std::string_view bytes, const std::string& base_dir,
+                                       std::string_view name = "model");
+
+}  // namespace dynvm::compiler::onnx_frontend
+
+#endif  // DYNVM_COMPILER_FRONTEND_ONNX_IMPORTER_H_

@@ -1,0 +1,211 @@
+// NodeContext: a node's inputs, attributes and the calls its converter builds.
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/converters.h"
+#include "compiler/frontend/onnx/tensor_proto.h"
+#include "compiler/ops/op_registry.h"
+#include "objects/allocator.h"
+
+namespace dynvm::compiler::onnx_frontend {
+namespace {
+
+// Integer tensors of at most this many elements carry their elements (shapes, axes).
+constexpr int64_t kMaxTrackedElements = 64;
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, std::string_view name) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string_view AttrTypeName(onnx::AttributeProto::AttributeType t) {
+  return onnx::AttributeProto::AttributeType_Name(t);
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> ConstantDims(const std::vector<Dim>& dims) {
+  std::vector<int64_t> out;
+  for (const Dim& d : dims) {
+    if (!d.is_const()) return std::nullopt;
+    out.push_back(d.const_value());
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> OnnxValue::ConstantElements() const {
+  if (!elements) return std::nullopt;
+  return ConstantDims(*elements);
+}
+
+std::string NodeContext::Where() const {
+  return absl::StrFormat("node '%s' (%s, opset %d)", node_.name(), node_.op_type(), opset_);
+}
+
+absl::Status NodeContext::Unimplemented(std::string_view message) const {
+  return absl::UnimplementedError(absl::StrFormat("%s: %s", Where(), message));
+}
+
+absl::Status NodeContext::Invalid(std::string_view message) const {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", Where(), message));
+}
+
+absl::StatusOr<OnnxValue> NodeContext::Input(int i) const {
+  if (i >= num_inputs() || !inputs_[i].has_value()) {
+    return Invalid(absl::StrFormat("input %d is required", i));
+  }
+  return *inputs_[i];
+}
+
+std::optional<OnnxValue> NodeContext::OptionalInput(int i) const {
+  if (i >= num_inputs()) return std::nullopt;
+  return inputs_[i];
+}
+
+absl::StatusOr<std::vector<int64_t>> NodeContext::ConstantInts(int i) const {
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue v, Input(i));
+  std::optional<std::vector<int64_t>> values = v.ConstantElements();
+  if (!values) {
+    return Unimplemented(absl::StrFormat(
+        "input %d ('%s') must be known when the model is compiled (a constant, or shape "
+        "arithmetic over constant extents)", i, node_.input(i)));
+  }
+  return *values;
+}
+
+absl::StatusOr<double> NodeContext::ConstantScalar(int i) const {
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue v, Input(i));
+  if (!v.expr.is(ExprKind::kConstant) || v.expr.value()->num_elements() != 1) {
+    return Unimplemented(absl::StrFormat("input %d ('%s') must be a constant scalar", i, node_.input(i)));
+  }
+  const NDArray& t = v.expr.value();
+  switch (t->dtype()) {
+    case DType::kF32: return *t->data_as<float>();
+    case DType::kF64: return *t->data_as<double>();
+    case DType::kI32: return *t->data_as<int32_t>();
+    case DType::kI64: return static_cast<double>(*t->data_as<int64_t>());
+    case DType::kI8: return *t->data_as<int8_t>();
+    case DType::kI16: return *t->data_as<int16_t>();
+    case DType::kU8: return *t->data_as<uint8_t>();
+    case DType::kBool: return *t->data_as<uint8_t>() != 0 ? 1.0 : 0.0;
+    default:
+      return Unimplemented(absl::StrFormat("input %d: a %s scalar is not supported here", i,
+                                           RelayDTypeName(t->dtype())));
+  }
+}
+
+bool NodeContext::HasAttr(std::string_view name) const { return FindAttr(node_, name) != nullptr; }
+
+#define DYNVM_ONNX_ATTR_GETTER(Method, Result, Kind, Read)                                  \
+  absl::StatusOr<Result> NodeContext::Method(std::string_view name,                          \
+                                             std::optional<Result> fallback) const {         \
+    const onnx::AttributeProto* a = FindAttr(node_, name);                                  \
+    if (a == nullptr) {                                                                      \
+      if (fallback) return *std::move(fallback);                                             \
+      return Invalid(absl::StrFormat("attribute '%s' is required", name));                   \
+    }                                                                                        \
+    if (a->type() != onnx::AttributeProto::Kind) { /* another opset's form */               \
+      return Unimplemented(absl::StrFormat("attribute '%s' is %s, expected " #Kind, name,     \
+                                           AttrTypeName(a->type())));                        \
+    }                                                                                        \
+    return Read;                                                                             \
+  }
+DYNVM_ONNX_ATTR_GETTER(Int, int64_t, INT, a->i())
+DYNVM_ONNX_ATTR_GETTER(Float, double, FLOAT, static_cast<double>(a->f()))
+DYNVM_ONNX_ATTR_GETTER(String, std::string, STRING, a->s())
+DYNVM_ONNX_ATTR_GETTER(Ints, std::vector<int64_t>, INTS,
+                       std::vector<int64_t>(a->ints().begin(), a->ints().end()))
+#undef DYNVM_ONNX_ATTR_GETTER
+
+absl::StatusOr<NDArray> NodeContext::Tensor(std::string_view name) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  if (a == nullptr) return Invalid(absl::StrFormat("attribute '%s' is required", name));
+  if (a->type() != onnx::AttributeProto::TENSOR) {
+    return Invalid(absl::StrFormat("attribute '%s' is %s, expected TENSOR", name, AttrTypeName(a->type())));
+  }
+  absl::StatusOr<NDArray> t = TensorFromProto(a->t(), base_dir_);
+  if (!t.ok()) return absl::Status(t.status().code(), absl::StrFormat("%s: %s", Where(), std::string(t.status().message())));
+  return t;
+}
+
+absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<OnnxValue> args,
+                                            kernels::Attrs attrs) const {
+  const OpDef* def = FindOp(op);
+  if (def == nullptr) return absl::InternalError(absl::StrFormat("%s: no operator %s", Where(), op));
+  std::vector<Type> types;
+  std::vector<Expr> exprs;
+  for (OnnxValue& a : args) {
+    types.push_back(a.type);
+    exprs.push_back(std::move(a.expr));
+  }
+  // The checker has accepted the model, so a relation that rejects the call means the
+  // operator lacks a case (a dtype, a layout): unsupported rather than invalid.
+  absl::StatusOr<Type> type = InferCallType(*def, types, attrs);
+  if (!type.ok()) return Unimplemented(std::string(type.status().message()));
+  return OnnxValue{Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs)), *std::move(type),
+                   std::nullopt};
+}
+
+OnnxValue NodeContext::Narrow(const OnnxValue& v, Type type) const {
+  Expr var = Expr::Var(absl::StrFormat("%s_narrowed", node_.output(0)), type);
+  bindings_.emplace_back(var, v.expr);
+  return OnnxValue{std::move(var), std::move(type), v.elements};
+}
+
+OnnxValue NodeContext::Field(const OnnxValue& tuple, int index) {
+  return OnnxValue{Expr::TupleGetItem(tuple.expr, index), tuple.type.fields()[index], std::nullopt};
+}
+
+OnnxValue NodeContext::Constant(NDArray value) {
+  std::vector<Dim> dims;
+  for (const int64_t d : value->shape()) dims.emplace_back(d);
+  OnnxValue v{Expr::Constant(value), Type::Tensor(value->dtype(), std::move(dims)), std::nullopt};
+  const DType dtype = value->dtype();
+  if ((dtype == DType::kI64 || dtype == DType::kI32) && value->ndim() <= 1 &&
+      value->num_elements() <= kMaxTrackedElements) {
+    std::vector<Dim> elements;
+    for (int64_t i = 0; i < value->num_elements(); ++i) {
+      elements.emplace_back(dtype == DType::kI64 ? value->data_as<int64_t>()[i]
+                                                 : int64_t{value->data_as<int32_t>()[i]});
+    }
+    v.elements = std::move(elements);
+  }
+  return v;
+}
+
+OnnxValue NodeContext::ConstantI64(const std::vector<int64_t>& values, bool scalar) {
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  NDArray t = *NDArrayObj::Empty(shape, DType::kI64, MakeNaiveAllocator());
+  if (!values.empty()) std::memcpy(t->data(), values.data(), values.size() * sizeof(int64_t));
+  return Constant(std::move(t));
+}
+
+absl::StatusOr<OnnxValue> NodeContext::ConstantScalarOf(DType dtype, double value) {
+  DYNVM_ASSIGN_OR_RETURN(NDArray t, NDArrayObj::Empty({}, dtype, MakeNaiveAllocator()));
+  switch (dtype) {
+    case DType::kF32: *t->data_as<float>() = static_cast<float>(value); break;
+    case DType::kF64: *t->data_as<double>() = value; break;
+    case DType::kI32: *t->data_as<int32_t>() = static_cast<int32_t>(value); break;
+    case DType::kI64: *t->data_as<int64_t>() = static_cast<int64_t>(value); break;
+    case DType::kI8: *t->data_as<int8_t>() = static_cast<int8_t>(value); break;
+    case DType::kI16: *t->data_as<int16_t>() = static_cast<int16_t>(value); break;
+    case DType::kU8: *t->data_as<uint8_t>() = static_cast<uint8_t>(value); break;
+    case DType::kBool: *t->data_as<uint8_t>() = value != 0.0; break;
+    default:
+      return absl::UnimplementedError(
+          absl::StrFormat("a %s scalar constant is not supported", RelayDTypeName(dtype)));
+  }
+  return Constant(std::move(t));
+}
+
+}  // namespace dynvm::compiler::onnx_frontend

@@ -1,0 +1,518 @@
+// onnx_conformance: runs ONNX backend test cases through the whole of dynvm and says
+// which pass.
+//
+//   onnx_conformance /usr/share/libonnx-testdata/data/node [--filter=SUBSTR] [--verbose]
+//
+// DIR holds one directory per case, laid out as ONNX's backend test data:
+//
+//   DIR/test_abs/model.onnx
+//   DIR/test_abs/test_data_set_0/input_0.pb ... output_0.pb ...   (serialized TensorProtos)
+//
+// (DIR may also be a single case, a directory with model.onnx.) Each case goes the way a
+// model goes through vm_compile and vm_run: ImportOnnxFile, CompileModule with default
+// options, the executable serialized to bytes and loaded back; then for each
+// test_data_set_* (in order), @main runs on input_i.pb as its i-th argument, its result
+// is flattened depth-first (tools/run/compare.h) and output i is compared with
+// output_i.pb.
+//
+// stdout has one line per case, cases in sorted order, and a summary as the last line:
+//
+//   PASS test_abs
+//   FAIL test_add_bcast test_data_set_0: output 0: 3 of 60 elements differ (...)
+//   UNSUPPORTED test_bitshift_left_uint8 import: node 0 (BitShift): ...
+//   passed=1 failed=1 unsupported=1 total=3
+//
+// An import that fails with Unimplemented (an operator, attribute or dtype the importer
+// does not support), or a data set holding a tensor of an unsupported element type, is
+// UNSUPPORTED; every other failure is FAIL. Each case runs in a
+// child process, so a crash or a hang (killed after kCaseTimeoutSeconds) fails that case
+// and the others still run. --verbose adds, under each case, every data set's result
+// and the whole of each error message (the case line keeps one line of it).
+// Exit codes: 0 when no case failed, 1 when one did or DIR cannot be listed, 2 for a
+// bad command line.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/onnx/importer.h"
+#include "compiler/frontend/onnx/tensor_proto.h"
+#include "kernels/kernel.h"
+#include "serializer/api.h"
+#include "tools/run/compare.h"
+#include "vm/virtual_machine.h"
+
+namespace dynvm::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kUsage[] = R"(usage: onnx_conformance DIR [--filter=SUBSTR] [--verbose]
+
+  DIR              a directory of ONNX backend test cases (each a directory with
+                   model.onnx and test_data_set_*/input_N.pb, output_N.pb), or one case
+  --filter=SUBSTR  runs only the cases whose name contains SUBSTR
+  --verbose        prints each data set's result and whole error messages
+  --help           this text
+)";
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+// A case still running after this long is killed and fails.
+constexpr unsigned kCaseTimeoutSeconds = 300;
+// Case lines keep at most this much of an error message; --verbose prints all of it.
+constexpr size_t kMaxReasonChars = 400;
+
+// ONNX's runner compares with numpy.testing.assert_allclose, |got - expected| <= atol +
+// rtol * |expected|, at rtol 1e-3 and atol 1e-7 (onnx/backend/test/case/node/__init__.py
+// in 1.12). We keep its rtol and loosen atol to 1e-5: float32 results near zero, whose
+// rounding depends on the order of operations, would otherwise fail on noise.
+constexpr CompareOptions kDefaultTolerance{.atol = 1e-5, .rtol = 1e-3};
+
+// A case that needs other tolerances, and why (in a comment beside its entry).
+struct ToleranceOverride {
+  std::string_view case_name;
+  CompareOptions tolerance;
+};
+// Grow the array's size with each entry: {"test_name", {.atol = .., .rtol = ..}}.
+constexpr std::array<ToleranceOverride, 0> kToleranceOverrides = {};
+
+CompareOptions ToleranceFor(std::string_view case_name) {
+  for (const ToleranceOverride& entry : kToleranceOverrides) {
+    if (entry.case_name == case_name) return entry.tolerance;
+  }
+  return kDefaultTolerance;
+}
+
+struct Flags {
+  std::string dir;
+  std::string filter;
+  bool verbose = false;
+  bool help = false;
+};
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+    } else if (arg == "--verbose") {
+      flags.verbose = true;
+    } else if (arg.starts_with("--filter=")) {
+      flags.filter = std::string(arg.substr(9));
+    } else if (arg.starts_with('-')) {
+      return absl::InvalidArgumentError(absl::StrFormat("unknown flag '%s'", arg));
+    } else if (!flags.dir.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("more than one directory: '%s' and '%s'", flags.dir, arg));
+    } else {
+      flags.dir = std::string(arg);
+    }
+  }
+  if (flags.dir.empty() && !flags.help) {
+    return absl::InvalidArgumentError("missing the directory of test cases");
+  }
+  return flags;
+}
+
+// ---------------------------------------------------------------------------------
+// One case
+
+enum class Outcome : char { kPass = 'P', kFail = 'F', kUnsupported = 'U' };
+
+struct CaseResult {
+  Outcome outcome = Outcome::kPass;
+  std::string reason;                // empty for kPass; may span lines
+  std::vector<std::string> details;  // --verbose lines, without indentation
+};
+
+CaseResult Failed(Outcome outcome, std::string_view stage, const absl::Status& status) {
+  return {outcome, absl::StrFormat("%s: %s", stage, status.message()), {}};
+}
+
+// The files `prefix`N.pb in `dir`, by N, which must run 0, 1, ... without a gap.
+absl::StatusOr<std::vector<fs::path>> NumberedFiles(const fs::path& dir, std::string_view prefix) {
+  std::vector<std::pair<int, fs::path>> found;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".pb")) continue;
+    const std::string_view digits =
+        std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - 3);
+    int n = -1;
+    const auto [ptr, err] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (err != std::errc() || ptr != digits.data() + digits.size() || n < 0) continue;
+    found.emplace_back(n, entry.path());
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot list '%s': %s", dir.string(), ec.message()));
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> files;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i].first != static_cast<int>(i)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "'%s' has %s%d.pb but no %s%d.pb", dir.string(), prefix, found[i].first, prefix, i));
+    }
+    files.push_back(found[i].second);
+  }
+  return files;
+}
+
+// Reads the numbered tensors `prefix`N.pb of `dir` as Values.
+absl::StatusOr<std::vector<Value>> ReadTensors(const fs::path& dir, std::string_view prefix) {
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<fs::path> files, NumberedFiles(dir, prefix));
+  std::vector<Value> values;
+  for (const fs::path& file : files) {
+    DYNVM_ASSIGN_OR_RETURN(NDArray tensor,
+                           compiler::onnx_frontend::ReadTensorProtoFile(file.string()));
+    values.emplace_back(std::move(tensor));
+  }
+  return values;
+}
+
+// Runs @main on one data set. Returns how the outputs differ from the expected ones,
+// if they do; errors otherwise.
+absl::StatusOr<std::optional<std::string>> RunDataSet(vm::VirtualMachine& machine, uint32_t main,
+                                                      const fs::path& set,
+                                                      const CompareOptions& tolerance) {
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> inputs, ReadTensors(set, "input_"));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> expected, ReadTensors(set, "output_"));
+  const uint32_t params = machine.executable().function(main).num_params();
+  if (inputs.size() != params) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d inputs for the %d parameters of @main", inputs.size(), params));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Value result, machine.Invoke(main, inputs));
+  const std::vector<Value> outputs = FlattenValue(result);
+  if (outputs.size() != expected.size()) {
+    return std::optional<std::string>(
+        absl::StrFormat("@main returned %d outputs, expected %d", outputs.size(), expected.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (std::optional<std::string> diff = CompareValue(expected[i], outputs[i], tolerance)) {
+      return std::optional<std::string>(absl::StrFormat("output %d: %s", i, *diff));
+    }
+  }
+  return std::optional<std::string>();
+}
+
+// The data set directories of the case in `dir`, sorted.
+std::vector<fs::path> DataSets(const fs::path& dir) {
+  std::vector<fs::path> sets;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with("test_data_set_") && entry.is_directory(ec)) {
+      sets.push_back(entry.path());
+    }
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+// Runs the case in `dir` in this process.
+CaseResult RunCase(const fs::path& dir, const std::string& name) {
+  const fs::path model = dir / "model.onnx";
+  absl::StatusOr<compiler::Module> module = compiler::onnx_frontend::ImportOnnxFile(model.string());
+  if (!module.ok()) {
+    const bool unsupported = module.status().code() == absl::StatusCode::kUnimplemented;
+    return Failed(unsupported ? Outcome::kUnsupported : Outcome::kFail, "import", module.status());
+  }
+  absl::StatusOr<vm::ExecutableSpec> spec =
+      compiler::CompileModule(*module, compiler::CompileOptions());
+  if (!spec.ok()) return Failed(Outcome::kFail, "compile", spec.status());
+  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
+  if (!bytes.ok()) return Failed(Outcome::kFail, "serialize", bytes.status());
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = serializer::LoadExecutableFromMemory(
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
+      kernels::DefaultRegistry());
+  if (!exe.ok()) return Failed(Outcome::kFail, "load", exe.status());
+  const std::optional<uint32_t> main = (*exe)->FunctionIndex("main");
+  if (!main.has_value()) return {Outcome::kFail, "load: the executable has no @main", {}};
+
+  const std::vector<fs::path> sets = DataSets(dir);
+  if (sets.empty()) return {Outcome::kFail, "no test_data_set_* directory", {}};
+  vm::VirtualMachine machine(*exe);
+  const CompareOptions tolerance = ToleranceFor(name);
+  CaseResult result;
+  for (const fs::path& set : sets) {
+    const std::string set_name = set.filename().string();
+    absl::StatusOr<std::optional<std::string>> diff = RunDataSet(machine, *main, set, tolerance);
+    if (!diff.ok() && diff.status().code() == absl::StatusCode::kUnimplemented) {
+      // The data set holds a tensor the runtime has no dtype for (bfloat16 cases store
+      // UINT16): the case cannot be run, as if its model were unsupported.
+      return Failed(Outcome::kUnsupported, set_name, diff.status());
+    }
+    std::string problem;
+    if (!diff.ok()) {
+      problem = std::string(diff.status().message());
+    } else if (diff->has_value()) {
+      problem = **diff;
+    }
+    result.details.push_back(
+        absl::StrFormat("%s: %s", set_name, problem.empty() ? "pass" : problem));
+    if (!problem.empty() && result.outcome == Outcome::kPass) {
+      result.outcome = Outcome::kFail;
+      result.reason = absl::StrFormat("%s: %s", set_name, problem);
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------
+// Isolation: each case in a child process
+
+// The result as bytes for the pipe: the outcome, the reason's length, a newline, the
+// reason, then the details one per line (a detail's own newlines become spaces).
+std::string Encode(const CaseResult& result) {
+  std::string out = absl::StrFormat("%c%d\n%s", static_cast<char>(result.outcome),
+                                    result.reason.size(), result.reason);
+  for (std::string detail : result.details) {
+    std::replace(detail.begin(), detail.end(), '\n', ' ');
+    out += detail + "\n";
+  }
+  return out;
+}
+
+std::optional<CaseResult> Decode(std::string_view bytes) {
+  if (bytes.empty()) return std::nullopt;
+  CaseResult result;
+  result.outcome = static_cast<Outcome>(bytes[0]);
+  if (result.outcome != Outcome::kPass && result.outcome != Outcome::kFail &&
+      result.outcome != Outcome::kUnsupported) {
+    return std::nullopt;
+  }
+  const size_t newline = bytes.find('\n');
+  if (newline == std::string_view::npos) return std::nullopt;
+  size_t length = 0;
+  const auto [ptr, ec] = std::from_chars(bytes.data() + 1, bytes.data() + newline, length);
+  if (ec != std::errc() || ptr != bytes.data() + newline || length > bytes.size() - newline - 1) {
+    return std::nullopt;
+  }
+  result.reason = std::string(bytes.substr(newline + 1, length));
+  std::string_view rest = bytes.substr(newline + 1 + length);
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    result.details.emplace_back(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  return result;
+}
+
+// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
+void WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// The child's side: runs the case, writes the result to `fd` and exits.
+[[noreturn]] void RunChild(int fd, const fs::path& dir, const std::string& name) {
+  ::alarm(kCaseTimeoutSeconds);
+  CaseResult result;
+  try {
+    result = RunCase(dir, name);
+  } catch (const std::exception& e) {
+    result = {Outcome::kFail, absl::StrFormat("uncaught exception: %s", e.what()), {}};
+  } catch (...) {
+    result = {Outcome::kFail, "uncaught exception of an unknown type", {}};
+  }
+  WriteAll(fd, Encode(result));
+  ::close(fd);
+  std::fflush(stderr);
+  ::_exit(0);  // no static destructors or atexit handlers of the parent's copy
+}
+
+// Runs the case in `dir` in a child process; a crash, a hang or an exception there is
+// this case's failure.
+CaseResult RunIsolated(const fs::path& dir, const std::string& name) {
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    return {Outcome::kFail, absl::StrFormat("cannot make a pipe: %s", std::strerror(errno)), {}};
+  }
+  std::fflush(stdout);  // or the child's copy of the buffer could be written twice
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {Outcome::kFail, absl::StrFormat("cannot fork: %s", std::strerror(error)), {}};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    RunChild(fds[1], dir, name);
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    if (signal == SIGALRM) {
+      return {Outcome::kFail, absl::StrFormat("timed out after %d s", kCaseTimeoutSeconds), {}};
+    }
+    return {
+        Outcome::kFail, absl::StrFormat("crashed: signal %d (%s)", signal, strsignal(signal)), {}};
+  }
+  std::optional<CaseResult> result = Decode(bytes);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !result.has_value()) {
+    return {Outcome::kFail,
+            absl::StrFormat("the case's process exited with code %d without a result",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : -1),
+            {}};
+  }
+  return *std::move(result);
+}
+
+// ---------------------------------------------------------------------------------
+// All cases
+
+// The name of the case in `dir`: its last component ("test_abs" for "data/test_abs/").
+std::string CaseName(const fs::path& dir) {
+  std::error_code ec;
+  fs::path path = fs::absolute(dir, ec).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  return path.filename().string();
+}
+
+// The cases under `dir` whose names contain `filter`, sorted by name: `dir` itself if
+// it has model.onnx, else its subdirectories.
+absl::StatusOr<std::vector<fs::path>> ListCases(const std::string& dir, const std::string& filter) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a directory", dir));
+  }
+  std::vector<fs::path> cases;
+  if (fs::exists(fs::path(dir) / "model.onnx", ec)) {
+    cases.push_back(fs::path(dir));
+  } else {
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.is_directory(ec)) cases.push_back(entry.path());
+    }
+    if (ec) {
+      return absl::InvalidArgumentError(absl::StrFormat("cannot list '%s': %s", dir, ec.message()));
+    }
+  }
+  std::erase_if(cases,
+                [&](const fs::path& c) { return CaseName(c).find(filter) == std::string::npos; });
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+std::string_view OutcomeWord(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass:
+      return "PASS";
+    case Outcome::kFail:
+      return "FAIL";
+    case Outcome::kUnsupported:
+      return "UNSUPPORTED";
+  }
+  return "FAIL";
+}
+
+// `reason` on one line, cut to kMaxReasonChars.
+std::string OneLine(std::string reason) {
+  std::replace(reason.begin(), reason.end(), '\n', ' ');
+  if (reason.size() > kMaxReasonChars) reason = reason.substr(0, kMaxReasonChars) + "...";
+  return reason;
+}
+
+void PrintResult(const std::string& name, const CaseResult& result, bool verbose) {
+  std::string line = absl::StrFormat("%s %s", OutcomeWord(result.outcome), name);
+  if (!result.reason.empty()) absl::StrAppend(&line, " ", OneLine(result.reason));
+  std::printf("%s\n", line.c_str());
+  if (!verbose) return;
+  if (result.details.empty() && OneLine(result.reason) != result.reason) {
+    std::string indented = "  " + result.reason;
+    for (size_t i = indented.find('\n'); i != std::string::npos; i = indented.find('\n', i + 1)) {
+      indented.insert(i + 1, "  ");
+    }
+    std::printf("%s\n", indented.c_str());
+  }
+  for (const std::string& detail : result.details) std::printf("  %s\n", detail.c_str());
+}
+
+// Runs every case; returns the exit code.
+int Run(const Flags& flags) {
+  absl::StatusOr<std::vector<fs::path>> cases = ListCases(flags.dir, flags.filter);
+  if (!cases.ok()) {
+    std::fprintf(stderr, "onnx_conformance: %s\n", std::string(cases.status().message()).c_str());
+    return kExitFailed;
+  }
+  int passed = 0, failed = 0, unsupported = 0;
+  for (const fs::path& dir : *cases) {
+    const std::string name = CaseName(dir);
+    const CaseResult result = RunIsolated(dir, name);
+    PrintResult(name, result, flags.verbose);
+    std::fflush(stdout);
+    switch (result.outcome) {
+      case Outcome::kPass:
+        ++passed;
+        break;
+      case Outcome::kFail:
+        ++failed;
+        break;
+      case Outcome::kUnsupported:
+        ++unsupported;
+        break;
+    }
+  }
+  std::printf("passed=%d failed=%d unsupported=%d total=%d\n", passed, failed, unsupported,
+              static_cast<int>(cases->size()));
+  return failed == 0 ? 0 : kExitFailed;
+}
+
+}  // namespace
+}  // namespace dynvm::tools
+
+int main(int argc, char** argv) {
+  absl::StatusOr<dynvm::tools::Flags> flags = dynvm::tools::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "onnx_conformance: %s (see onnx_conformance --help)\n",
+                 std::string(flags.status().message()).c_str());
+    return dynvm::tools::kExitUsage;
+  }
+  if (flags->help) {
+    std::fputs(dynvm::tools::kUsage, stdout);
+    return 0;
+  }
+  return dynvm::tools::Run(*flags);
+}
