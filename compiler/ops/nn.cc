@@ -1,5 +1,5 @@
 // Relations of the neural-network operators (kernels/nn/, kernels/matmul.cc): softmax,
-// the normalisations, and the matrix products.
+// the normalisations, the matrix products, attention, and the recurrent cells and layers.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -267,14 +267,32 @@ absl::StatusOr<Type> AttentionRel(const OpCall& call) {
 }
 
 // PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],
-// w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c').
-template <int kGates>
-absl::StatusOr<Type> CellRel(const OpCall& call) {
+// w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c'); and the layers
+// nn.lstm / nn.gru (kSequence): x [seq, b, in], h0 (and c0) as h (and c) -> (y [seq, b,
+// hid], h_n (and c_n)), with the attribute reverse (0 or 1); nn.lstm also takes the
+// peepholes p [3 hid] after both biases, nn.gru the attribute linear_before_reset (0 or
+// 1). b and hid are the most informative of the extents that must equal them (hid: h's
+// dim 1 and w_hh's).
+template <int kGates, bool kSequence>
+absl::StatusOr<Type> RnnRel(const OpCall& call) {
   constexpr bool kLstm = kGates == 4;
+  constexpr bool kPeephole = kLstm && kSequence;
   const int state_count = kLstm ? 2 : 1;
   const size_t weights = 1 + state_count;
-  if (call.args.size() != weights + 2 && call.args.size() != weights + 4) {
-    return OpError(call, absl::StrFormat("takes %d or %d inputs, got %d", weights + 2, weights + 4, call.args.size()));
+  const size_t count = call.args.size();
+  if (count != weights + 2 && count != weights + 4 && !(kPeephole && count == weights + 5)) {
+    return OpError(call, kPeephole ? absl::StrFormat("takes %d, %d or %d inputs, got %d", weights + 2, weights + 4,
+                                                     weights + 5, count)
+                                   : absl::StrFormat("takes %d or %d inputs, got %d", weights + 2, weights + 4, count));
+  }
+  if (kSequence) {  // what the kernel's Bind accepts
+    absl::Status known = kLstm ? kernels::CheckKnownAttrs(call.attrs, {"reverse"})
+                               : kernels::CheckKnownAttrs(call.attrs, {"reverse", "linear_before_reset"});
+    if (!known.ok()) return OpError(call, known.message());
+    for (const char* name : {"reverse", "linear_before_reset"}) {
+      absl::StatusOr<bool> flag = kernels::GetBoolAttr(call.attrs, name, false);
+      if (!flag.ok()) return OpError(call, flag.status().message());
+    }
   }
   std::vector<Type> t;
   for (size_t i = 0; i < call.args.size(); ++i) {
@@ -283,17 +301,24 @@ absl::StatusOr<Type> CellRel(const OpCall& call) {
   }
   const Type& x = t[0];
   const Type& h = t[1];
-  if (x.rank() != 2 || h.rank() != 2) {
-    return OpError(call, absl::StrFormat("x %s and h %s must be matrices", ShapeText(x.shape()), ShapeText(h.shape())));
+  const int x_rank = kSequence ? 3 : 2;
+  if (x.rank() != x_rank || h.rank() != 2) {
+    return OpError(call, absl::StrFormat("x %s and h %s must be %s and [batch, hidden_size]", ShapeText(x.shape()),
+                                         ShapeText(h.shape()),
+                                         kSequence ? "[seq, batch, input_size]" : "[batch, input_size]"));
   }
-  const Dim b = x.shape()[0], in = x.shape()[1], hid = h.shape()[1];
+  // hid as w_hh [gates hid, hid] also gives it, should h's be unknown.
+  const Type& w_hh = t[weights + 1];
+  const Dim b = x.shape()[x_rank - 2], in = x.shape()[x_rank - 1],
+            hid = w_hh.rank() == 2 ? Unify(h.shape()[1], w_hh.shape()[1]) : h.shape()[1];
   const std::vector<std::vector<Dim>> expected = [&] {
-    std::vector<std::vector<Dim>> e = {{b, in}, {b, hid}};
+    std::vector<std::vector<Dim>> e = {x.shape(), {b, hid}};
     if (kLstm) e.push_back({b, hid});
     e.push_back({hid * kGates, in});
     e.push_back({hid * kGates, hid});
     e.push_back({hid * kGates});
     e.push_back({hid * kGates});
+    e.push_back({hid * 3});  // p, the LSTM's peepholes
     return e;
   }();
   for (size_t i = 0; i < t.size(); ++i) {
@@ -304,9 +329,17 @@ absl::StatusOr<Type> CellRel(const OpCall& call) {
                                            ShapeText(expected[i])));
     }
   }
-  const Type state = Type::Tensor(DType::kF32, {b, hid});
-  if (kLstm) return Type::Tuple({state, state});
-  return state;
+  Dim batch = Unify(b, h.shape()[0]), hidden = hid;
+  if (kLstm) {
+    batch = Unify(batch, t[2].shape()[0]);
+    hidden = Unify(hidden, t[2].shape()[1]);
+  }
+  const Type state = Type::Tensor(DType::kF32, {batch, hidden});
+  std::vector<Type> outputs;
+  if (kSequence) outputs.push_back(Type::Tensor(DType::kF32, {x.shape()[0], batch, hidden}));
+  for (int i = 0; i < state_count; ++i) outputs.push_back(state);
+  if (outputs.size() == 1) return state;
+  return Type::Tuple(std::move(outputs));
 }
 
 constexpr OpDef kOps[] = {
@@ -322,8 +355,10 @@ constexpr OpDef kOps[] = {
     {"layout_transform", 1, 1, LayoutTransformRel},
     {"nn.contrib_dense_pack", 2, 3, DensePackRel},
     {"nn.attention", 3, 4, AttentionRel},
-    {"nn.lstm_cell", 5, 7, CellRel<4>},
-    {"nn.gru_cell", 4, 6, CellRel<3>},
+    {"nn.lstm_cell", 5, 7, RnnRel<4, false>},
+    {"nn.gru_cell", 4, 6, RnnRel<3, false>},
+    {"nn.lstm", 5, 8, RnnRel<4, true>},
+    {"nn.gru", 4, 6, RnnRel<3, true>},
 };
 
 }  // namespace

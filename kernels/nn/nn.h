@@ -22,7 +22,7 @@ absl::Status RegisterConvKernels(KernelRegistry& registry);
 absl::Status RegisterPoolKernels(KernelRegistry& registry);
 // image.resize2d, nearest and bilinear (kernels/nn/resize.cc).
 absl::Status RegisterResizeKernels(KernelRegistry& registry);
-// nn.lstm_cell and nn.gru_cell, PyTorch's cells (kernels/nn/rnn.cc).
+// nn.lstm_cell, nn.gru_cell, nn.lstm and nn.gru, PyTorch's cells (kernels/nn/rnn.cc).
 absl::Status RegisterRnnKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

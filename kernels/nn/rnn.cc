@@ -1,4 +1,5 @@
-// nn.lstm_cell and nn.gru_cell: one step of PyTorch's LSTMCell and GRUCell, f32.
+// The recurrent kernels, f32: PyTorch's LSTMCell and GRUCell as one step, and whole
+// layers (one direction) as one call, for the ONNX importer's LSTM and GRU.
 //
 //   nn.lstm_cell(x [b, in], h [b, hid], c [b, hid], w_ih [4 hid, in], w_hh [4 hid, hid],
 //                [b_ih [4 hid], b_hh [4 hid]]) -> h' [b, hid], c' [b, hid]
@@ -7,9 +8,21 @@
 //   nn.gru_cell(x, h, w_ih [3 hid, in], w_hh [3 hid, hid], [b_ih, b_hh]) -> h' [b, hid]
 //     r = σ(x W_irᵀ + b_ir + h W_hrᵀ + b_hr),  z likewise
 //     n = tanh(x W_inᵀ + b_in + r (h W_hnᵀ + b_hn)),  h' = (1 - z) n + z h
+//   nn.lstm(x [seq, b, in], h0, c0, w_ih, w_hh [, b_ih, b_hh [, p [3 hid]]])
+//       -> y [seq, b, hid], h_n, c_n
+//   nn.gru(x [seq, b, in], h0, w_ih, w_hh [, b_ih, b_hh]) -> y [seq, b, hid], h_n
+//     the cell over t = 0 .. seq-1 (seq-1 .. 0 with reverse=1), y[t] its h' at step t;
+//     with ONNX's variants: the LSTM's peepholes p = [p_i | p_o | p_f] (ONNX's order)
+//       i = σ(gates_i + p_i c),  f = σ(gates_f + p_f c),  o = σ(gates_o + p_o c')
+//     and the GRU's linear_before_reset=0 (the attribute's default, 1, is PyTorch's)
+//       n = tanh(x W_inᵀ + b_in + (r h) W_hnᵀ + b_hn)
 //
 // The gate pre-activations come from GemmF32 and the nonlinearities from one vectorised
-// pass per batch row (the lstm_gates / gru_gates microkernels).
+// pass per batch row (the lstm_gates / gru_gates microkernels, and for the variants
+// lstm_peephole_gates and gru_reset + gru_prereset_gates). A cell and a layer share
+// their step (LstmStep, GruStep); a layer computes the input part x w_ihᵀ + b_ih of every
+// step first, as one GEMM over seq * b rows (as cuDNN and ONNX Runtime do), so that only
+// the hidden product, which depends on the previous step, runs per step.
 //
 // Why two GEMMs and not one on [x | h] against [w_ih | w_hh]: the weights arrive as two
 // tensors (PyTorch's layout), and one GEMM would need their concatenation, a copy of
@@ -18,8 +31,13 @@
 // through the residual epilogue (which may alias the output), each adding its own bias
 // through the bias epilogue, so no extra pass is made. The GRU's candidate gate needs
 // the hidden part apart (r multiplies only h W_hnᵀ + b_hn), so its two GEMMs write two
-// buffers that the gate pass reads together.
+// buffers that the gate pass reads together. With linear_before_reset=0, r must be known
+// before the n block's hidden product: the step splits h w_hhᵀ into the r, z blocks
+// (2 hid rows of w_hh), a pass that writes r h, then (r h) W_hnᵀ into the n block, and
+// the gate pass; the same arithmetic, in two GEMMs and two passes.
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -35,147 +53,318 @@
 namespace dynvm::kernels {
 namespace {
 
-// What distinguishes the two cells' signatures.
-struct CellKind {
+// What distinguishes the four kernels' signatures.
+struct RnnKind {
   std::string_view op;
   int gates;                   // 4 (LSTM) or 3 (GRU)
   bool has_cell_state;         // LSTM: the c input and output
+  bool sequence;               // a layer: x [seq, batch, in], outputs y then the states
+  bool peephole;               // takes p [3 hid] after both biases (nn.lstm)
+  const char* const* names;    // the inputs, for messages
   std::string_view signature;  // for arity errors
 };
 
-constexpr CellKind kLstm{"nn.lstm_cell", 4, true, "x, h, c, w_ih, w_hh and optionally b_ih, b_hh"};
-constexpr CellKind kGru{"nn.gru_cell", 3, false, "x, h, w_ih, w_hh and optionally b_ih, b_hh"};
+constexpr const char* kLstmCellNames[] = {"x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh"};
+constexpr const char* kGruCellNames[] = {"x", "h", "w_ih", "w_hh", "b_ih", "b_hh"};
+constexpr const char* kLstmNames[] = {"x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh", "p"};
+constexpr const char* kGruNames[] = {"x", "h0", "w_ih", "w_hh", "b_ih", "b_hh"};
 
-struct CellDims {
+constexpr RnnKind kLstmCell{"nn.lstm_cell", 4, true, false, false, kLstmCellNames,
+                            "x, h, c, w_ih, w_hh and optionally b_ih, b_hh"};
+constexpr RnnKind kGruCell{"nn.gru_cell", 3, false, false, false, kGruCellNames,
+                           "x, h, w_ih, w_hh and optionally b_ih, b_hh"};
+constexpr RnnKind kLstm{"nn.lstm", 4, true, true, true, kLstmNames,
+                        "x, h0, c0, w_ih, w_hh and optionally b_ih, b_hh, then p"};
+constexpr RnnKind kGru{"nn.gru", 3, false, true, false, kGruNames,
+                       "x, h0, w_ih, w_hh and optionally b_ih, b_hh"};
+
+struct RnnDims {
+  int64_t seq;  // 1 for a cell
   int64_t batch, input, hidden;
   bool has_bias;
+  bool has_peephole;
 };
 
-absl::StatusOr<CellDims> CheckCellInputs(const CellKind& kind,
-                                         absl::Span<NDArrayObj* const> inputs) {
+absl::StatusOr<RnnDims> CheckRnnInputs(const RnnKind& kind, absl::Span<NDArrayObj* const> inputs) {
   const int state_inputs = kind.has_cell_state ? 3 : 2;  // x, h[, c]
   const int count = static_cast<int>(inputs.size());
-  DYNVM_RETURN_IF_ERROR(
-      nn::CheckInputCount(kind.op, count, {state_inputs + 2, state_inputs + 4}, kind.signature));
-  const char* const lstm_names[] = {"x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh"};
-  const char* const gru_names[] = {"x", "h", "w_ih", "w_hh", "b_ih", "b_hh"};
-  const char* const* names = kind.has_cell_state ? lstm_names : gru_names;
+  const int n = state_inputs + 2;  // without the optional inputs
+  DYNVM_RETURN_IF_ERROR(kind.peephole
+                            ? nn::CheckInputCount(kind.op, count, {n, n + 2, n + 3}, kind.signature)
+                            : nn::CheckInputCount(kind.op, count, {n, n + 2}, kind.signature));
   for (int i = 0; i < count; ++i)
-    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kind.op, names[i], *inputs[i]));
+    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kind.op, kind.names[i], *inputs[i]));
   const Shape& x = inputs[0]->shape();
   const Shape& h = inputs[1]->shape();
-  if (x.size() != 2 || h.size() != 2 || h[0] != x[0]) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: x %s and h %s must be [batch, input_size] and [batch, hidden_size]",
-                        kind.op, ShapeToString(x), ShapeToString(h)));
+  const size_t x_rank = kind.sequence ? 3 : 2;
+  if (x.size() != x_rank || h.size() != 2 || h[0] != x[x_rank - 2]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: x %s and %s %s must be %s and [batch, hidden_size]", kind.op, ShapeToString(x),
+        kind.names[1], ShapeToString(h),
+        kind.sequence ? "[seq, batch, input_size]" : "[batch, input_size]"));
   }
-  const CellDims dims{x[0], x[1], h[1], count == state_inputs + 4};
+  const RnnDims dims{kind.sequence ? x[0] : 1, h[0], x[x_rank - 1], h[1],
+                     count >= state_inputs + 4, count == state_inputs + 5};
   const int64_t state_shape[] = {dims.batch, dims.hidden};
   const int64_t w_ih_shape[] = {kind.gates * dims.hidden, dims.input};
   const int64_t w_hh_shape[] = {kind.gates * dims.hidden, dims.hidden};
   const int64_t bias_shape[] = {kind.gates * dims.hidden};
-  if (kind.has_cell_state) {
-    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, "c", *inputs[2], state_shape));
-  }
-  DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, "w_ih", *inputs[state_inputs], w_ih_shape));
-  DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, "w_hh", *inputs[state_inputs + 1], w_hh_shape));
-  if (dims.has_bias) {
-    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, "b_ih", *inputs[state_inputs + 2], bias_shape));
-    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, "b_hh", *inputs[state_inputs + 3], bias_shape));
+  const int64_t peephole_shape[] = {3 * dims.hidden};
+  // By position after the states: w_ih, w_hh, b_ih, b_hh, p.
+  const absl::Span<const int64_t> expected[] = {state_shape, w_ih_shape,  w_hh_shape,
+                                                bias_shape,  bias_shape, peephole_shape};
+  for (int i = 2; i < count; ++i) {
+    const int which = i < state_inputs ? 0 : i - state_inputs + 1;
+    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, kind.names[i], *inputs[i], expected[which]));
   }
   return dims;
 }
 
-template <const CellKind& kKind>
-absl::Status CellShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const CellDims dims, CheckCellInputs(kKind, call.input_span()));
-  for (int i = 0; i < call.num_outputs; ++i) call.output_shapes[i] = {dims.batch, dims.hidden};
+// The outputs: y [seq, batch, hid] for a layer, then the states, each [batch, hid].
+template <const RnnKind& kKind>
+absl::Status RnnShapeFn(const ShapeCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kKind, call.input_span()));
+  int i = 0;
+  if (kKind.sequence) call.output_shapes[i++] = {d.seq, d.batch, d.hidden};
+  for (; i < call.num_outputs; ++i) call.output_shapes[i] = {d.batch, d.hidden};
   return absl::OkStatus();
 }
 
-// The GEMM out = in · wᵀ + bias (+ residual) of one gate block.
-GemmArgs GateGemm(const CellDims& d, int gates, const NDArrayObj& in, const NDArrayObj& w,
-                  const NDArrayObj* bias, float* out) {
-  return {.m = d.batch,
-          .n = gates * d.hidden,
-          .k = in.shape()[1],
-          .a = in.data_as<float>(),
-          .lda = in.shape()[1],
-          .b = w.data_as<float>(),
-          .ldb = in.shape()[1],
-          .trans_b = true,
-          .c = out,
-          .ldc = gates * d.hidden,
-          .bias = bias != nullptr ? bias->data_as<float>() : nullptr};
+// A layer's attributes.
+struct RnnState {
+  bool reverse;              // steps from the last to the first
+  bool linear_before_reset;  // GRU: r multiplies h W_hnᵀ + b_hn (1) or h (0)
+};
+
+absl::StatusOr<std::shared_ptr<const void>> BindLstm(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"reverse"}));
+  DYNVM_ASSIGN_OR_RETURN(const bool reverse, GetBoolAttr(attrs, "reverse", false));
+  return std::make_shared<const RnnState>(RnnState{reverse, /*linear_before_reset=*/true});
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindGru(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"reverse", "linear_before_reset"}));
+  DYNVM_ASSIGN_OR_RETURN(const bool reverse, GetBoolAttr(attrs, "reverse", false));
+  DYNVM_ASSIGN_OR_RETURN(const bool linear_before_reset,
+                         GetBoolAttr(attrs, "linear_before_reset", true));
+  return std::make_shared<const RnnState>(RnnState{reverse, linear_before_reset});
+}
+
+// The weights of a call (checked), biases and peepholes null when absent.
+struct RnnWeights {
+  const float *w_ih, *w_hh, *b_ih, *b_hh, *p;
+};
+
+RnnWeights GetWeights(const RnnKind& kind, const RnnDims& d, NDArrayObj* const* in) {
+  const int w = kind.has_cell_state ? 3 : 2;
+  return {in[w]->data_as<float>(), in[w + 1]->data_as<float>(),
+          d.has_bias ? in[w + 2]->data_as<float>() : nullptr,
+          d.has_bias ? in[w + 3]->data_as<float>() : nullptr,
+          d.has_peephole ? in[w + 4]->data_as<float>() : nullptr};
+}
+
+// out = a · wᵀ + bias for `rows` rows of `k` values into `n` values of rows `ldc` apart
+// (a gate block); with `accumulate`, out's values are added (the residual epilogue, in
+// place).
+void GateGemm(int64_t rows, int64_t k, int64_t n, const float* a, const float* w,
+              const float* bias, bool accumulate, float* out, int64_t ldc, ThreadPool& pool) {
+  GemmArgs g{.m = rows, .n = n, .k = k, .a = a, .lda = k, .b = w, .ldb = k, .trans_b = true,
+             .c = out, .ldc = ldc, .bias = bias};
+  if (accumulate) {
+    g.residual = out;
+    g.ldr = ldc;
+  }
+  GemmF32(g, pool);
+}
+
+// Calls `row(r)` for every batch row r, in parallel: a gate pass.
+template <typename F>
+void ForEachBatchRow(const RnnDims& d, ThreadPool& pool, const F& row) {
+  pool.ParallelFor(d.batch, internal::GrainForBytes(32 * d.hidden),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t r = begin; r < end; ++r) row(r);
+                   });
+}
+
+// One LSTM step over the batch: `gates` [batch, 4 hid] holds x · w_ihᵀ + b_ih on entry;
+// h · w_hhᵀ + b_hh is added to it, then the gate pass (with the peepholes w.p, if any)
+// writes h_out and c_out. h_out may be h and c_out may be c.
+void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* h,
+              const float* c, float* h_out, float* c_out, ThreadPool& pool) {
+  const int64_t hid = d.hidden;
+  GateGemm(d.batch, hid, 4 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/true, gates, 4 * hid, pool);
+  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  ForEachBatchRow(d, pool, [&](int64_t r) {
+    const int64_t s = r * hid;
+    if (w.p == nullptr) {
+      uk.lstm_gates(hid, gates + 4 * s, c + s, h_out + s, c_out + s);
+    } else {
+      uk.lstm_peephole_gates(hid, gates + 4 * s, c + s, w.p, h_out + s, c_out + s);
+    }
+  });
+}
+
+// One GRU step over the batch: `gi` [batch, 3 hid] holds x · w_ihᵀ + b_ih; `gh` (same
+// size, scratch) receives the hidden part, then the gate pass writes h_out, which may be
+// h. With `linear_before_reset`, gh = h · w_hhᵀ + b_hh in one GEMM; without, gh's r and
+// z blocks come first, then `rh` (scratch, [batch, hid]) = r h, then gh's n block =
+// rh · W_hnᵀ + b_hn.
+void GruStep(const RnnDims& d, const RnnWeights& w, bool linear_before_reset, const float* gi,
+             float* gh, float* rh, const float* h, float* h_out, ThreadPool& pool) {
+  const int64_t hid = d.hidden;
+  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  if (linear_before_reset) {
+    GateGemm(d.batch, hid, 3 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
+    ForEachBatchRow(d, pool, [&](int64_t r) {
+      const int64_t s = r * hid;
+      uk.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+    });
+    return;
+  }
+  GateGemm(d.batch, hid, 2 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
+  ForEachBatchRow(d, pool, [&](int64_t r) {
+    const int64_t s = r * hid;
+    uk.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
+  });
+  GateGemm(d.batch, hid, hid, rh, w.w_hh + 2 * hid * hid,
+           w.b_hh != nullptr ? w.b_hh + 2 * hid : nullptr, /*accumulate=*/false, gh + 2 * hid,
+           3 * hid, pool);
+  ForEachBatchRow(d, pool, [&](int64_t r) {
+    const int64_t s = r * hid;
+    uk.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+  });
 }
 
 absl::Status LstmCellKernel(const KernelCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const CellDims d, CheckCellInputs(kLstm, call.inputs()));
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kLstmCell, call.inputs()));
   const int64_t state_shape[] = {d.batch, d.hidden};
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kLstm.op, call, {state_shape, state_shape}));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kLstmCell.op, call, {state_shape, state_shape}));
   if (d.batch * d.hidden == 0) return absl::OkStatus();
   NDArrayObj* const* in = call.args;
+  const RnnWeights w = GetWeights(kLstmCell, d, in);
   float* gates = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, d.batch * 4 * d.hidden);
-  GemmF32(GateGemm(d, 4, *in[0], *in[3], d.has_bias ? in[5] : nullptr, gates), *call.pool);
-  GemmArgs hidden = GateGemm(d, 4, *in[1], *in[4], d.has_bias ? in[6] : nullptr, gates);
-  hidden.residual = gates;
-  hidden.ldr = 4 * d.hidden;
-  GemmF32(hidden, *call.pool);
-
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
-  const float* c = in[2]->data_as<float>();
-  float* h_out = call.outputs()[0]->data_as<float>();
-  float* c_out = call.outputs()[1]->data_as<float>();
-  call.pool->ParallelFor(d.batch, internal::GrainForBytes(32 * d.hidden),
-                         [&](int64_t begin, int64_t end) {
-                           for (int64_t r = begin; r < end; ++r) {
-                             uk.lstm_gates(d.hidden, gates + r * 4 * d.hidden, c + r * d.hidden,
-                                           h_out + r * d.hidden, c_out + r * d.hidden);
-                           }
-                         });
+  GateGemm(d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
+           /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
+  LstmStep(d, w, gates, in[1]->data_as<float>(), in[2]->data_as<float>(),
+           call.outputs()[0]->data_as<float>(), call.outputs()[1]->data_as<float>(), *call.pool);
   return absl::OkStatus();
 }
 
 absl::Status GruCellKernel(const KernelCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const CellDims d, CheckCellInputs(kGru, call.inputs()));
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kGruCell, call.inputs()));
   const int64_t state_shape[] = {d.batch, d.hidden};
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGru.op, call, {state_shape}));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGruCell.op, call, {state_shape}));
   if (d.batch * d.hidden == 0) return absl::OkStatus();
   NDArrayObj* const* in = call.args;
-  const int64_t row = 3 * d.hidden;
-  float* gi = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, 2 * d.batch * row);
-  float* gh = gi + d.batch * row;
-  GemmF32(GateGemm(d, 3, *in[0], *in[2], d.has_bias ? in[4] : nullptr, gi), *call.pool);
-  GemmF32(GateGemm(d, 3, *in[1], *in[3], d.has_bias ? in[5] : nullptr, gh), *call.pool);
+  const RnnWeights w = GetWeights(kGruCell, d, in);
+  const int64_t block = d.batch * 3 * d.hidden;
+  float* gi = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, 2 * block);
+  GateGemm(d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
+           /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
+  GruStep(d, w, /*linear_before_reset=*/true, gi, gi + block, /*rh=*/nullptr,
+          in[1]->data_as<float>(), call.outputs()[0]->data_as<float>(), *call.pool);
+  return absl::OkStatus();
+}
 
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+// `n` floats from `src` to `dst` (which may be the same array: a state updated in place).
+void CopyState(const float* src, float* dst, int64_t n) {
+  if (src != dst && n > 0) std::memcpy(dst, src, n * sizeof(float));
+}
+
+// The layers. Their first GEMM writes the input part of every step's gates into one
+// buffer of the kCall slot ([seq, batch, gates * hid] floats, reused from call to call);
+// step t then reads its rows. y[t] is step t's h' and the next step's h, read in place;
+// the LSTM's cell state lives in c_n from the first step on. So h_n may be h0 and c_n
+// may be c0. seq = 0 copies the initial states.
+absl::Status LstmKernel(const KernelCall& call) {
+  const bool reverse = static_cast<const RnnState*>(call.state)->reverse;
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kLstm, call.inputs()));
+  const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
+  const int64_t state_shape[] = {d.batch, d.hidden};
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kLstm.op, call, {y_shape, state_shape, state_shape}));
+  if (d.batch * d.hidden == 0) return absl::OkStatus();
+  NDArrayObj* const* in = call.args;
+  const int64_t state = d.batch * d.hidden, block = 4 * state;
+  float* y = call.outputs()[0]->data_as<float>();
+  float* h_n = call.outputs()[1]->data_as<float>();
+  float* c_n = call.outputs()[2]->data_as<float>();
   const float* h = in[1]->data_as<float>();
-  float* h_out = call.outputs()[0]->data_as<float>();
-  call.pool->ParallelFor(d.batch, internal::GrainForBytes(32 * d.hidden),
-                         [&](int64_t begin, int64_t end) {
-                           for (int64_t r = begin; r < end; ++r) {
-                             uk.gru_gates(d.hidden, gi + r * row, gh + r * row, h + r * d.hidden,
-                                          h_out + r * d.hidden);
-                           }
-                         });
+  const float* c = in[2]->data_as<float>();
+  if (d.seq > 0) {
+    const RnnWeights w = GetWeights(kLstm, d, in);
+    float* gates = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, d.seq * block);
+    GateGemm(d.seq * d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
+             /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
+    for (int64_t s = 0; s < d.seq; ++s) {
+      const int64_t t = reverse ? d.seq - 1 - s : s;
+      LstmStep(d, w, gates + t * block, h, c, y + t * state, c_n, *call.pool);
+      h = y + t * state;
+      c = c_n;
+    }
+  }
+  CopyState(h, h_n, state);
+  CopyState(c, c_n, state);
+  return absl::OkStatus();
+}
+
+absl::Status GruKernel(const KernelCall& call) {
+  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kGru, call.inputs()));
+  const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
+  const int64_t state_shape[] = {d.batch, d.hidden};
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGru.op, call, {y_shape, state_shape}));
+  if (d.batch * d.hidden == 0) return absl::OkStatus();
+  NDArrayObj* const* in = call.args;
+  const int64_t state = d.batch * d.hidden, block = 3 * state;
+  float* y = call.outputs()[0]->data_as<float>();
+  const float* h = in[1]->data_as<float>();
+  if (d.seq > 0) {
+    const RnnWeights w = GetWeights(kGru, d, in);
+    // Every step's input part, then one step's hidden part (and r h, if needed).
+    const int64_t rh_size = attrs.linear_before_reset ? 0 : state;
+    float* gi = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, (d.seq + 1) * block + rh_size);
+    float* gh = gi + d.seq * block;
+    float* rh = attrs.linear_before_reset ? nullptr : gh + block;
+    GateGemm(d.seq * d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
+             /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
+    for (int64_t s = 0; s < d.seq; ++s) {
+      const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
+      GruStep(d, w, attrs.linear_before_reset, gi + t * block, gh, rh, h, y + t * state,
+              *call.pool);
+      h = y + t * state;
+    }
+  }
+  CopyState(h, call.outputs()[1]->data_as<float>(), state);
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status RegisterRnnKernels(KernelRegistry& registry) {
-  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kLstm.op),
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kLstmCell.op),
                                                     .num_inputs = kVariadic,
                                                     .num_outputs = 2,
                                                     .fn = LstmCellKernel,
                                                     .bind = nullptr,
-                                                    .shape_fn = CellShapeFn<kLstm>}));
+                                                    .shape_fn = RnnShapeFn<kLstmCell>}));
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kGruCell.op),
+                                                    .num_inputs = kVariadic,
+                                                    .num_outputs = 1,
+                                                    .fn = GruCellKernel,
+                                                    .bind = nullptr,
+                                                    .shape_fn = RnnShapeFn<kGruCell>}));
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kLstm.op),
+                                                    .num_inputs = kVariadic,
+                                                    .num_outputs = 3,
+                                                    .fn = LstmKernel,
+                                                    .bind = BindLstm,
+                                                    .shape_fn = RnnShapeFn<kLstm>}));
   return registry.Register(KernelDef{.name = std::string(kGru.op),
                                      .num_inputs = kVariadic,
-                                     .num_outputs = 1,
-                                     .fn = GruCellKernel,
-                                     .bind = nullptr,
-                                     .shape_fn = CellShapeFn<kGru>});
+                                     .num_outputs = 2,
+                                     .fn = GruKernel,
+                                     .bind = BindGru,
+                                     .shape_fn = RnnShapeFn<kGru>});
 }
 
 }  // namespace dynvm::kernels

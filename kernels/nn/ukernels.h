@@ -69,6 +69,21 @@ struct NnMicrokernels {
   // z = sigmoid(gi_z + gh_z), m = tanh(gi_n + r * gh_n), h_out = (1 - z) * m + z * h.
   // `h_out` may be `h`.
   void (*gru_gates)(int64_t n, const float* gi, const float* gh, const float* h, float* h_out);
+
+  // The LSTM row with ONNX's peepholes: as lstm_gates, with `p` holding 3n weights in
+  // ONNX's order [p_i | p_o | p_f]: i = sigmoid(gates_i + p_i * c), f = sigmoid(gates_f +
+  // p_f * c), and o = sigmoid(gates_o + p_o * c_out), from the new cell state. `c_out`
+  // may be `c`.
+  void (*lstm_peephole_gates)(int64_t n, const float* gates, const float* c, const float* p,
+                              float* h_out, float* c_out);
+  // The first pass of a GRU row that resets before the hidden product (ONNX's
+  // linear_before_reset = 0): rh_out = sigmoid(gi_r + gh_r) * h, over the r blocks (the
+  // first n values) of `gi` and `gh`. The caller then computes gh's n block from rh_out.
+  void (*gru_reset)(int64_t n, const float* gi, const float* gh, const float* h, float* rh_out);
+  // The second pass of that GRU row: as gru_gates, but gh's n block is already
+  // W_hn (r * h) + b_hn, so m = tanh(gi_n + gh_n). `h_out` may be `h`.
+  void (*gru_prereset_gates)(int64_t n, const float* gi, const float* gh, const float* h,
+                             float* h_out);
 };
 
 // The table the library uses, chosen on first call: AVX2+FMA when UseAvx2Fma()

@@ -191,16 +191,24 @@ void f32_vnormalize__avx2(int64_t n, const float* x, float mean, float rstd, con
   Normalize<false, false>(n, x, mean, rstd, gamma, beta, y);
 }
 
-void f32_lstm_gates__avx2(int64_t n, const float* gates, const float* c, float* h_out,
-                          float* c_out) {
-  // Two outputs: walk c_out with Map and store h_out beside it.
+// One LSTM row, with the peepholes `p` ([p_i | p_o | p_f], ONNX's order) when kPeephole.
+// Two outputs: walk c_out with Map and store h_out beside it.
+template <bool kPeephole>
+void LstmGates(int64_t n, const float* gates, const float* c, const float* p, float* h_out,
+               float* c_out) {
   Map(n, c, c_out, [&](int64_t j, __m256 vc, const __m256i* mask) {
-    const __m256 i = Sigmoid(Load(gates + j, mask));
-    const __m256 f = Sigmoid(Load(gates + n + j, mask));
+    __m256 gi = Load(gates + j, mask), gf = Load(gates + n + j, mask);
+    __m256 go = Load(gates + 3 * n + j, mask);
+    if constexpr (kPeephole) {
+      gi = _mm256_fmadd_ps(Load(p + j, mask), vc, gi);
+      gf = _mm256_fmadd_ps(Load(p + 2 * n + j, mask), vc, gf);
+    }
+    const __m256 i = Sigmoid(gi);
+    const __m256 f = Sigmoid(gf);
     const __m256 g = Tanh(Load(gates + 2 * n + j, mask));
-    const __m256 o = Sigmoid(Load(gates + 3 * n + j, mask));
     const __m256 cell = _mm256_fmadd_ps(f, vc, _mm256_mul_ps(i, g));
-    const __m256 h = _mm256_mul_ps(o, Tanh(cell));
+    if constexpr (kPeephole) go = _mm256_fmadd_ps(Load(p + n + j, mask), cell, go);
+    const __m256 h = _mm256_mul_ps(Sigmoid(go), Tanh(cell));
     if (mask == nullptr) {
       _mm256_storeu_ps(h_out + j, h);
     } else {
@@ -210,15 +218,49 @@ void f32_lstm_gates__avx2(int64_t n, const float* gates, const float* c, float* 
   });
 }
 
-void f32_gru_gates__avx2(int64_t n, const float* gi, const float* gh, const float* h,
-                         float* h_out) {
+void f32_lstm_gates__avx2(int64_t n, const float* gates, const float* c, float* h_out,
+                          float* c_out) {
+  LstmGates<false>(n, gates, c, nullptr, h_out, c_out);
+}
+
+void f32_lstm_peephole_gates__avx2(int64_t n, const float* gates, const float* c, const float* p,
+                                   float* h_out, float* c_out) {
+  LstmGates<true>(n, gates, c, p, h_out, c_out);
+}
+
+// One GRU row; kReset: r multiplies gh's n block here (linear_before_reset = 1), else
+// that block already holds the product of the reset state.
+template <bool kReset>
+void GruGates(int64_t n, const float* gi, const float* gh, const float* h, float* h_out) {
   Map(n, h, h_out, [&](int64_t j, __m256 vh, const __m256i* mask) {
-    const __m256 r = Sigmoid(_mm256_add_ps(Load(gi + j, mask), Load(gh + j, mask)));
     const __m256 z = Sigmoid(_mm256_add_ps(Load(gi + n + j, mask), Load(gh + n + j, mask)));
-    const __m256 m =
-        Tanh(_mm256_fmadd_ps(r, Load(gh + 2 * n + j, mask), Load(gi + 2 * n + j, mask)));
+    const __m256 gh_n = Load(gh + 2 * n + j, mask), gi_n = Load(gi + 2 * n + j, mask);
+    __m256 m;
+    if constexpr (kReset) {
+      const __m256 r = Sigmoid(_mm256_add_ps(Load(gi + j, mask), Load(gh + j, mask)));
+      m = Tanh(_mm256_fmadd_ps(r, gh_n, gi_n));
+    } else {
+      m = Tanh(_mm256_add_ps(gi_n, gh_n));
+    }
     // (1 - z) m + z h = m + z (h - m)
     return _mm256_fmadd_ps(z, _mm256_sub_ps(vh, m), m);
+  });
+}
+
+void f32_gru_gates__avx2(int64_t n, const float* gi, const float* gh, const float* h,
+                         float* h_out) {
+  GruGates<true>(n, gi, gh, h, h_out);
+}
+
+void f32_gru_prereset_gates__avx2(int64_t n, const float* gi, const float* gh, const float* h,
+                                  float* h_out) {
+  GruGates<false>(n, gi, gh, h, h_out);
+}
+
+void f32_gru_reset__avx2(int64_t n, const float* gi, const float* gh, const float* h,
+                         float* rh_out) {
+  Map(n, h, rh_out, [&](int64_t j, __m256 vh, const __m256i* mask) {
+    return _mm256_mul_ps(Sigmoid(_mm256_add_ps(Load(gi + j, mask), Load(gh + j, mask))), vh);
   });
 }
 
@@ -240,6 +282,9 @@ constexpr NnMicrokernels kAvx2 = {
     .vnormalize = f32_vnormalize__avx2,
     .lstm_gates = f32_lstm_gates__avx2,
     .gru_gates = f32_gru_gates__avx2,
+    .lstm_peephole_gates = f32_lstm_peephole_gates__avx2,
+    .gru_reset = f32_gru_reset__avx2,
+    .gru_prereset_gates = f32_gru_prereset_gates__avx2,
 };
 
 }  // namespace

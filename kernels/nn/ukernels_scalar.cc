@@ -86,27 +86,63 @@ void f32_vnormalize__scalar(int64_t n, const float* x, float mean, float rstd, c
   }
 }
 
-void f32_lstm_gates__scalar(int64_t n, const float* gates, const float* c, float* h_out,
-                            float* c_out) {
+// One LSTM row, with the peepholes `p` ([p_i | p_o | p_f], ONNX's order) when kPeephole.
+template <bool kPeephole>
+void LstmGates(int64_t n, const float* gates, const float* c, const float* p, float* h_out,
+               float* c_out) {
   for (int64_t j = 0; j < n; ++j) {
-    const float i = Sigmoid(gates[j]);
-    const float f = Sigmoid(gates[n + j]);
+    float gi = gates[j], gf = gates[n + j], go = gates[3 * n + j];
+    if constexpr (kPeephole) {
+      gi += p[j] * c[j];
+      gf += p[2 * n + j] * c[j];
+    }
+    const float i = Sigmoid(gi);
+    const float f = Sigmoid(gf);
     const float g = std::tanh(gates[2 * n + j]);
-    const float o = Sigmoid(gates[3 * n + j]);
     const float cell = f * c[j] + i * g;
+    if constexpr (kPeephole) go += p[n + j] * cell;
+    const float o = Sigmoid(go);
     c_out[j] = cell;
     h_out[j] = o * std::tanh(cell);
   }
 }
 
-void f32_gru_gates__scalar(int64_t n, const float* gi, const float* gh, const float* h,
-                           float* h_out) {
+void f32_lstm_gates__scalar(int64_t n, const float* gates, const float* c, float* h_out,
+                            float* c_out) {
+  LstmGates<false>(n, gates, c, nullptr, h_out, c_out);
+}
+
+void f32_lstm_peephole_gates__scalar(int64_t n, const float* gates, const float* c,
+                                     const float* p, float* h_out, float* c_out) {
+  LstmGates<true>(n, gates, c, p, h_out, c_out);
+}
+
+// One GRU row; kReset: r multiplies gh's n block here (linear_before_reset = 1), else
+// that block already holds the product of the reset state.
+template <bool kReset>
+void GruGates(int64_t n, const float* gi, const float* gh, const float* h, float* h_out) {
   for (int64_t j = 0; j < n; ++j) {
-    const float r = Sigmoid(gi[j] + gh[j]);
     const float z = Sigmoid(gi[n + j] + gh[n + j]);
-    const float m = std::tanh(gi[2 * n + j] + r * gh[2 * n + j]);
+    float hidden = gh[2 * n + j];
+    if constexpr (kReset) hidden *= Sigmoid(gi[j] + gh[j]);
+    const float m = std::tanh(gi[2 * n + j] + hidden);
     h_out[j] = (1.0f - z) * m + z * h[j];
   }
+}
+
+void f32_gru_gates__scalar(int64_t n, const float* gi, const float* gh, const float* h,
+                           float* h_out) {
+  GruGates<true>(n, gi, gh, h, h_out);
+}
+
+void f32_gru_prereset_gates__scalar(int64_t n, const float* gi, const float* gh, const float* h,
+                                    float* h_out) {
+  GruGates<false>(n, gi, gh, h, h_out);
+}
+
+void f32_gru_reset__scalar(int64_t n, const float* gi, const float* gh, const float* h,
+                           float* rh_out) {
+  for (int64_t j = 0; j < n; ++j) rh_out[j] = Sigmoid(gi[j] + gh[j]) * h[j];
 }
 
 }  // namespace
@@ -130,6 +166,9 @@ const NnMicrokernels& GetNnMicrokernelsScalar() {
       .vnormalize = f32_vnormalize__scalar,
       .lstm_gates = f32_lstm_gates__scalar,
       .gru_gates = f32_gru_gates__scalar,
+      .lstm_peephole_gates = f32_lstm_peephole_gates__scalar,
+      .gru_reset = f32_gru_reset__scalar,
+      .gru_prereset_gates = f32_gru_prereset_gates__scalar,
   };
   return kScalar;
 }

@@ -37,8 +37,8 @@ const char* const kOperators[] = {
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
     "image.resize2d",
-    // recurrent cells
-    "nn.lstm_cell", "nn.gru_cell",
+    // recurrent cells and layers
+    "nn.lstm_cell", "nn.gru_cell", "nn.lstm", "nn.gru",
 };
 
 TEST(KernelLibraryTest, EveryOperatorIsRegisteredWithAShapeFunction) {

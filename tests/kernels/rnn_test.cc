@@ -1,18 +1,37 @@
-// Tests of nn.lstm_cell and nn.gru_cell (kernels/nn/rnn.cc) against PyTorch's LSTMCell
-// and GRUCell formulas written out here in double, on random sizes (batch and input of
-// 0 and 1, hidden sizes not a multiple of the vector width), with and without biases, in
-// place (h' over h, c' over c), over a few recurrent steps, and their errors.
+// Tests of the recurrent kernels (kernels/nn/rnn.cc). nn.lstm_cell and nn.gru_cell
+// against PyTorch's LSTMCell and GRUCell formulas written out here in double, on random
+// sizes (batch and input of 0 and 1, hidden sizes not a multiple of the vector width),
+// with and without biases, in place (h' over h, c' over c), over a few recurrent steps,
+// and their errors. The layers nn.lstm and nn.gru against the cells run step by step
+// (forwards or backwards), against the double reference over a whole sequence, with
+// sequences of 0 and 1 steps, states updated in place, and their errors. ONNX's variants
+// of the layers (nn.lstm's peepholes p, nn.gru's linear_before_reset=0) against the double
+// reference written from ONNX's equations, on the same cases; zero peepholes against the
+// plain layer, bit for bit; and the microkernels behind them, every table this CPU runs,
+// against double references (the other gate microkernels are in nn_ukernels_test.cc).
 //
 // Tolerance: gate pre-activations are float GEMM sums of (input + hidden) products of
 // values in [-1, 1] (error ~ (in + hid) eps), and the vectorised sigmoid and tanh are
 // within 3e-7 absolute; states stay within [-1, 1] and cells within a few units:
-// 2e-5 absolute (plus 1e-5 relative for the cell state) covers both.
+// 2e-5 absolute (plus 1e-5 relative for the cell state) covers both, per cell step.
+// The layers draw weights as PyTorch initialises them (±1/sqrt(hidden), see LayerInputs),
+// under which each step damps earlier errors. A layer against its cells: the same
+// arithmetic, except that the input GEMM runs on seq * batch rows (GemmF32's blocked path
+// from 8 rows) where a cell's runs on batch rows (its few-rows path), which may round the
+// sums differently; the largest difference seen is 1.5e-7 (AVX2), the tolerance 2e-6
+// absolute plus 2e-6 relative. A layer against the double reference over up to 20 steps:
+// largest 1.8e-7 seen, tolerance 1e-5 absolute (plus 1e-5 relative for c_n). The variants
+// add one float product per gate (p c) or one GEMM over hid terms (r h against W_hn) to a
+// step, the same kind of error: the same tolerance, largest 1.9e-7 seen.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/nn/ukernels.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/nn_test_util.h"
 
@@ -54,49 +73,86 @@ std::vector<NDArray> CellInputs(std::mt19937& rng, const CellSizes& s, int gates
   return in;
 }
 
-// PyTorch's LSTMCell: returns h' then c', each [batch, hidden].
-std::pair<std::vector<double>, std::vector<double>> LstmReference(const CellSizes& s,
-                                                                  const std::vector<NDArray>& in) {
-  const int64_t hid = s.hidden, g4 = 4 * hid;
+// A cell's weights as doubles (biases and peepholes empty when absent).
+struct RefWeights {
+  std::vector<double> w_ih, w_hh, b_ih, b_hh, p;
+};
+
+// The weights from input `first` on: w_ih, w_hh[, b_ih, b_hh[, p]].
+RefWeights WeightsOf(const std::vector<NDArray>& in, int first, bool bias) {
   const std::vector<double> empty;
-  const std::vector<double> gi =
-      Linear(Values(in[0]), Values(in[3]), s.bias ? Values(in[5]) : empty, s.batch, s.input, g4);
-  const std::vector<double> gh =
-      Linear(Values(in[1]), Values(in[4]), s.bias ? Values(in[6]) : empty, s.batch, hid, g4);
-  const std::vector<double> c = Values(in[2]);
-  std::vector<double> h_out(s.batch * hid), c_out(s.batch * hid);
+  const bool peephole = in.size() > static_cast<size_t>(first) + 4;
+  return {Values(in[first]), Values(in[first + 1]), bias ? Values(in[first + 2]) : empty,
+          bias ? Values(in[first + 3]) : empty, peephole ? Values(in[first + 4]) : empty};
+}
+
+// One step of PyTorch's LSTMCell on x [batch, input]: h and c [batch, hidden] updated.
+// With peepholes w.p = [p_i | p_o | p_f] (ONNX's LSTM): i and f also see p_i c and p_f c
+// (the previous cell state), o sees p_o c' (the new one).
+void LstmStepReference(const CellSizes& s, const RefWeights& w, const std::vector<double>& x,
+                       std::vector<double>& h, std::vector<double>& c) {
+  const int64_t hid = s.hidden, g4 = 4 * hid;
+  const std::vector<double> gi = Linear(x, w.w_ih, w.b_ih, s.batch, s.input, g4);
+  const std::vector<double> gh = Linear(h, w.w_hh, w.b_hh, s.batch, hid, g4);
+  auto peephole = [&](int k, int64_t j) { return w.p.empty() ? 0.0 : w.p[k * hid + j]; };
   for (int64_t r = 0; r < s.batch; ++r) {
     for (int64_t j = 0; j < hid; ++j) {
       auto gate = [&](int k) { return gi[r * g4 + k * hid + j] + gh[r * g4 + k * hid + j]; };
-      const double i = Sigmoid(gate(0)), f = Sigmoid(gate(1)), g = std::tanh(gate(2)),
-                   o = Sigmoid(gate(3));
-      c_out[r * hid + j] = f * c[r * hid + j] + i * g;
-      h_out[r * hid + j] = o * std::tanh(c_out[r * hid + j]);
+      const double c_prev = c[r * hid + j];
+      const double i = Sigmoid(gate(0) + peephole(0, j) * c_prev);
+      const double f = Sigmoid(gate(1) + peephole(2, j) * c_prev);
+      const double g = std::tanh(gate(2));
+      const double cell = f * c_prev + i * g;
+      const double o = Sigmoid(gate(3) + peephole(1, j) * cell);
+      c[r * hid + j] = cell;
+      h[r * hid + j] = o * std::tanh(cell);
     }
   }
-  return {h_out, c_out};
 }
 
-// PyTorch's GRUCell: h'.
-std::vector<double> GruReference(const CellSizes& s, const std::vector<NDArray>& in) {
+// One step of PyTorch's GRUCell: h updated. Without `linear_before_reset` (ONNX's
+// default), n = tanh(x W_inᵀ + b_in + (r h) W_hnᵀ + b_hn).
+void GruStepReference(const CellSizes& s, const RefWeights& w, const std::vector<double>& x,
+                      std::vector<double>& h, bool linear_before_reset = true) {
   const int64_t hid = s.hidden, g3 = 3 * hid;
-  const std::vector<double> empty;
-  const std::vector<double> gi =
-      Linear(Values(in[0]), Values(in[2]), s.bias ? Values(in[4]) : empty, s.batch, s.input, g3);
-  const std::vector<double> gh =
-      Linear(Values(in[1]), Values(in[3]), s.bias ? Values(in[5]) : empty, s.batch, hid, g3);
-  const std::vector<double> h = Values(in[1]);
-  std::vector<double> h_out(s.batch * hid);
+  const std::vector<double> gi = Linear(x, w.w_ih, w.b_ih, s.batch, s.input, g3);
+  const std::vector<double> gh = Linear(h, w.w_hh, w.b_hh, s.batch, hid, g3);
+  // (r h) W_hnᵀ + b_hn, for linear_before_reset=0.
+  std::vector<double> rh(s.batch * hid);
+  for (int64_t r = 0; r < s.batch; ++r) {
+    for (int64_t j = 0; j < hid; ++j) {
+      rh[r * hid + j] = Sigmoid(gi[r * g3 + j] + gh[r * g3 + j]) * h[r * hid + j];
+    }
+  }
+  const std::vector<double> w_hn(w.w_hh.begin() + 2 * hid * hid, w.w_hh.end());
+  const std::vector<double> b_hn =
+      w.b_hh.empty() ? w.b_hh : std::vector<double>(w.b_hh.begin() + 2 * hid, w.b_hh.end());
+  const std::vector<double> rh_hn = Linear(rh, w_hn, b_hn, s.batch, hid, hid);
   for (int64_t r = 0; r < s.batch; ++r) {
     for (int64_t j = 0; j < hid; ++j) {
       const int64_t at = r * g3 + j;
       const double reset = Sigmoid(gi[at] + gh[at]);
       const double update = Sigmoid(gi[at + hid] + gh[at + hid]);
-      const double n = std::tanh(gi[at + 2 * hid] + reset * gh[at + 2 * hid]);
-      h_out[r * hid + j] = (1 - update) * n + update * h[r * hid + j];
+      const double hidden = linear_before_reset ? reset * gh[at + 2 * hid] : rh_hn[r * hid + j];
+      const double n = std::tanh(gi[at + 2 * hid] + hidden);
+      h[r * hid + j] = (1 - update) * n + update * h[r * hid + j];
     }
   }
-  return h_out;
+}
+
+// PyTorch's LSTMCell: returns h' then c', each [batch, hidden].
+std::pair<std::vector<double>, std::vector<double>> LstmReference(const CellSizes& s,
+                                                                  const std::vector<NDArray>& in) {
+  std::vector<double> h = Values(in[1]), c = Values(in[2]);
+  LstmStepReference(s, WeightsOf(in, 3, s.bias), Values(in[0]), h, c);
+  return {h, c};
+}
+
+// PyTorch's GRUCell: h'.
+std::vector<double> GruReference(const CellSizes& s, const std::vector<NDArray>& in) {
+  std::vector<double> h = Values(in[1]);
+  GruStepReference(s, WeightsOf(in, 2, s.bias), Values(in[0]), h);
+  return h;
 }
 
 CellSizes RandomSizes(std::mt19937& rng) {
@@ -204,6 +260,403 @@ TEST(GruCellTest, Errors) {
   ExpectInvalid(CallWithOutputs("nn.gru_cell", {}, in, {Empty({2, 4}, DType::kF64)}),
                 "unsupported dtype f64 for nn.gru_cell output: expected f32");
 }
+
+// ---------------------------------------------------------------------------------------
+// The layers
+
+struct LayerSizes {
+  int64_t seq, batch, input, hidden;
+  bool bias, reverse;
+  // ONNX's variant: nn.lstm with peepholes (which need `bias`), nn.gru with
+  // linear_before_reset=0.
+  bool variant = false;
+};
+
+::testing::Message Describe(const LayerSizes& s) {
+  return ::testing::Message() << "seq " << s.seq << " batch " << s.batch << " input " << s.input
+                              << " hidden " << s.hidden << " bias " << s.bias << " reverse "
+                              << s.reverse << " variant " << s.variant;
+}
+
+// `s` as ONNX's variant of the layer with `gates` gates (with biases for the LSTM).
+LayerSizes VariantOf(LayerSizes s, int gates) {
+  s.variant = true;
+  if (gates == 4) s.bias = true;
+  return s;
+}
+
+const char* LayerOp(int gates) { return gates == 4 ? "nn.lstm" : "nn.gru"; }
+const char* CellOp(int gates) { return gates == 4 ? "nn.lstm_cell" : "nn.gru_cell"; }
+
+// The inputs of a layer: x [seq, batch, input], h0[, c0], w_ih, w_hh[, b_ih, b_hh[, p]],
+// the weights, biases and peepholes drawn as PyTorch initialises weights, uniform in
+// ±1/sqrt(hidden). (With weights in [-1, 1], a large hidden size makes the recurrence
+// chaotic: rounding errors then grow from step to step, whatever the kernel.)
+std::vector<NDArray> LayerInputs(std::mt19937& rng, const LayerSizes& s, int gates) {
+  std::vector<NDArray> in = CellInputs(rng, {s.batch, s.input, s.hidden, s.bias}, gates);
+  in[0] = RandomTensor({s.seq, s.batch, s.input}, DType::kF32, rng);
+  if (gates == 4 && s.variant) in.push_back(Empty({3 * s.hidden}));  // drawn below
+  const double bound = 1 / std::sqrt(static_cast<double>(s.hidden));
+  for (size_t i = gates == 4 ? 3 : 2; i < in.size(); ++i) {
+    const Shape& shape = in[i]->shape();
+    in[i] = RandomTensor(std::vector<int64_t>(shape.begin(), shape.end()), DType::kF32, rng, -bound, bound);
+  }
+  return in;
+}
+
+// reverse=1 when `s.reverse`, else reverse=0 given or left out; for the GRU,
+// linear_before_reset=0 for the variant, else =1 given or left out.
+Attrs LayerAttrs(const LayerSizes& s, int gates, std::mt19937& rng) {
+  Attrs attrs;
+  if (s.reverse || rng() % 2 == 0) attrs["reverse"] = int64_t{s.reverse};
+  if (gates == 3 && (s.variant || rng() % 2 == 0)) {
+    attrs["linear_before_reset"] = int64_t{!s.variant};
+  }
+  return attrs;
+}
+
+// Which input step the `i`-th step of the layer reads.
+int64_t StepAt(const LayerSizes& s, int64_t i) { return s.reverse ? s.seq - 1 - i : i; }
+
+// The outputs of a layer computed by its cell kernel step by step: y, h_n[, c_n].
+std::vector<std::vector<double>> RunCells(const LayerSizes& s, int gates,
+                                          const std::vector<NDArray>& in) {
+  const int states = gates == 4 ? 2 : 1;
+  const int64_t x_step = s.batch * s.input, state = s.batch * s.hidden;
+  std::vector<NDArray> cell_in = in;
+  std::vector<double> y(s.seq * state);
+  for (int64_t i = 0; i < s.seq; ++i) {
+    const int64_t t = StepAt(s, i);
+    const float* x = in[0]->data_as<float>() + t * x_step;
+    cell_in[0] = TensorOf<float>({s.batch, s.input}, std::vector<float>(x, x + x_step));
+    absl::StatusOr<std::vector<NDArray>> out = RunKernel(CellOp(gates), {}, cell_in, {}, states);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return {};
+    for (int k = 0; k < states; ++k) cell_in[1 + k] = (*out)[k];
+    const std::vector<double> h = Values(cell_in[1]);
+    std::copy(h.begin(), h.end(), y.begin() + t * state);
+  }
+  std::vector<std::vector<double>> outputs = {y};
+  for (int k = 0; k < states; ++k) outputs.push_back(Values(cell_in[1 + k]));
+  return outputs;
+}
+
+// The outputs of a layer from the double reference cells: y, h_n[, c_n].
+std::vector<std::vector<double>> LayerReference(const LayerSizes& s, int gates,
+                                                const std::vector<NDArray>& in) {
+  const CellSizes cell{s.batch, s.input, s.hidden, s.bias};
+  const RefWeights w = WeightsOf(in, gates == 4 ? 3 : 2, s.bias);
+  const int64_t x_step = s.batch * s.input, state = s.batch * s.hidden;
+  const std::vector<double> x = Values(in[0]);
+  std::vector<double> h = Values(in[1]), y(s.seq * state);
+  std::vector<double> c = gates == 4 ? Values(in[2]) : std::vector<double>();
+  for (int64_t i = 0; i < s.seq; ++i) {
+    const int64_t t = StepAt(s, i);
+    const std::vector<double> x_t(x.begin() + t * x_step, x.begin() + (t + 1) * x_step);
+    if (gates == 4) {
+      LstmStepReference(cell, w, x_t, h, c);
+    } else {
+      GruStepReference(cell, w, x_t, h, /*linear_before_reset=*/!s.variant);
+    }
+    std::copy(h.begin(), h.end(), y.begin() + t * state);
+  }
+  std::vector<std::vector<double>> outputs = {y, h};
+  if (gates == 4) outputs.push_back(c);
+  return outputs;
+}
+
+// Fixed cases (0 and 1 steps, batch 1 and 0, input 0, enough rows for GEMM's blocked
+// path, hidden sizes off the vector width), then random ones.
+std::vector<LayerSizes> LayerCases(std::mt19937& rng) {
+  std::vector<LayerSizes> cases = {
+      {0, 2, 3, 5, true, false},   {0, 1, 4, 9, false, true},   {1, 1, 4, 7, false, false},
+      {1, 3, 5, 11, true, true},   {5, 1, 9, 13, true, true},   {6, 1, 2, 3, false, false},
+      {3, 4, 0, 9, true, false},   {4, 0, 3, 6, true, true},    {12, 3, 16, 33, true, true},
+      {10, 2, 7, 17, false, false}, {7, 5, 20, 40, true, false}, {2, 8, 3, 1, false, true},
+      {20, 16, 64, 100, true, true},
+  };
+  for (int iter = 0; iter < 40; ++iter) {
+    const int64_t r = RandomInt(rng, 0, 9);
+    const int64_t seq = r == 0 ? 0 : r == 1 ? 1 : RandomInt(rng, 2, 12);
+    const int64_t batch = RandomInt(rng, 0, 9) == 0 ? 1 : RandomInt(rng, 1, 5);
+    cases.push_back({seq, batch, RandomInt(rng, 0, 24), RandomInt(rng, 1, 41), rng() % 2 == 0,
+                     rng() % 2 == 0});
+  }
+  return cases;
+}
+
+constexpr double kLayerVsCells = 2e-6;      // absolute, plus the same relative
+constexpr double kLayerVsReference = 1e-5;  // absolute, plus 1e-5 relative for c_n
+
+// Expects a layer's outputs `out` (y, h_n[, c_n]) within kLayerVsReference of
+// `reference`, and h_n to be the last step's y row, exactly (y[0] when reversed).
+void ExpectLayerOutputs(const LayerSizes& s, const std::vector<NDArray>& out,
+                        const std::vector<std::vector<double>>& reference) {
+  ASSERT_EQ(out.size(), reference.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    ExpectClose(out[k], reference[k], kLayerVsReference, k == 2 ? 1e-5 : 0.0);
+  }
+  if (s.seq > 0) {
+    const int64_t last = StepAt(s, s.seq - 1), state = s.batch * s.hidden;
+    const float* y = out[0]->data_as<float>() + last * state;
+    ExpectSameBits(out[1], TensorOf<float>({s.batch, s.hidden}, std::vector<float>(y, y + state)),
+                   "h_n");
+  }
+}
+
+TEST(RnnLayerTest, MatchCellsStepByStepAndTheDoubleReference) {
+  std::mt19937 rng(77);
+  for (int gates : {4, 3}) {
+    const int outputs = gates == 4 ? 3 : 2;
+    for (const LayerSizes& s : LayerCases(rng)) {
+      SCOPED_TRACE(Describe(s) << " " << LayerOp(gates));
+      const std::vector<NDArray> in = LayerInputs(rng, s, gates);
+      absl::StatusOr<std::vector<NDArray>> out =
+          RunKernel(LayerOp(gates), LayerAttrs(s, gates, rng), in, {}, outputs);
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ((*out)[0]->shape(), Shape({s.seq, s.batch, s.hidden}));
+      for (int k = 1; k < outputs; ++k) ASSERT_EQ((*out)[k]->shape(), Shape({s.batch, s.hidden}));
+      const std::vector<std::vector<double>> cells = RunCells(s, gates, in);
+      const std::vector<std::vector<double>> reference = LayerReference(s, gates, in);
+      ASSERT_EQ(cells.size(), static_cast<size_t>(outputs));
+      for (int k = 0; k < outputs; ++k) {
+        ExpectClose((*out)[k], cells[k], kLayerVsCells, kLayerVsCells);
+      }
+      ExpectLayerOutputs(s, *out, reference);
+    }
+  }
+}
+
+TEST(RnnLayerTest, OnnxVariantsMatchTheDoubleReference) {
+  // nn.lstm with peepholes and nn.gru with linear_before_reset=0, on the cases above.
+  std::mt19937 rng(82);
+  for (int gates : {4, 3}) {
+    const int outputs = gates == 4 ? 3 : 2;
+    for (const LayerSizes& plain : LayerCases(rng)) {
+      const LayerSizes s = VariantOf(plain, gates);
+      SCOPED_TRACE(Describe(s) << " " << LayerOp(gates));
+      const std::vector<NDArray> in = LayerInputs(rng, s, gates);
+      ASSERT_EQ(in.size(), gates == 4 ? 8u : s.bias ? 6u : 4u);
+      absl::StatusOr<std::vector<NDArray>> out =
+          RunKernel(LayerOp(gates), LayerAttrs(s, gates, rng), in, {}, outputs);
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ((*out)[0]->shape(), Shape({s.seq, s.batch, s.hidden}));
+      for (int k = 1; k < outputs; ++k) ASSERT_EQ((*out)[k]->shape(), Shape({s.batch, s.hidden}));
+      ExpectLayerOutputs(s, *out, LayerReference(s, gates, in));
+    }
+  }
+}
+
+TEST(LstmLayerTest, ZeroPeepholesAreThePlainLayer) {
+  // p c adds exactly 0 (an fma onto the gate): the plain layer's results, bit for bit.
+  std::mt19937 rng(83);
+  for (const LayerSizes& s : {LayerSizes{6, 3, 5, 13, true, false},
+                              LayerSizes{9, 10, 7, 33, true, true}}) {
+    SCOPED_TRACE(Describe(s));
+    const std::vector<NDArray> in = LayerInputs(rng, s, 4);
+    std::vector<NDArray> with_p = in;
+    with_p.push_back(TensorOf<float>({3 * s.hidden}, std::vector<float>(3 * s.hidden, 0.0f)));
+    const Attrs attrs = {{"reverse", int64_t{s.reverse}}};
+    absl::StatusOr<std::vector<NDArray>> plain = RunKernel("nn.lstm", attrs, in, {}, 3);
+    absl::StatusOr<std::vector<NDArray>> zero = RunKernel("nn.lstm", attrs, with_p, {}, 3);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    ASSERT_TRUE(zero.ok()) << zero.status();
+    for (int k = 0; k < 3; ++k) ExpectSameBits((*zero)[k], (*plain)[k], "output");
+  }
+}
+
+TEST(RnnLayerTest, ZeroStepsGiveTheInitialStates) {
+  std::mt19937 rng(78);
+  for (int gates : {4, 3}) {
+    for (bool variant : {false, true}) {
+      const LayerSizes s{0, 3, 4, 10, true, gates == 3, variant};
+      const std::vector<NDArray> in = LayerInputs(rng, s, gates);
+      absl::StatusOr<std::vector<NDArray>> out =
+          RunKernel(LayerOp(gates), LayerAttrs(s, gates, rng), in, {}, gates == 4 ? 3 : 2);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0]->shape(), Shape({0, 3, 10}));
+      ExpectSameBits((*out)[1], in[1], "h_n");
+      if (gates == 4) ExpectSameBits((*out)[2], in[2], "c_n");
+    }
+  }
+}
+
+TEST(RnnLayerTest, StatesInPlace) {
+  // h_n written over h0 and c_n over c0, as a streaming caller carries its state.
+  std::mt19937 rng(79);
+  for (int gates : {4, 3}) {
+    for (const int64_t seq : {0, 1, 5}) {
+      for (const bool variant : {false, true}) {
+        const LayerSizes s{seq, 2, 6, 19, true, seq == 5, variant};
+        SCOPED_TRACE(Describe(s) << " " << LayerOp(gates));
+        const std::vector<NDArray> in = LayerInputs(rng, s, gates);
+        const std::vector<std::vector<double>> want = LayerReference(s, gates, in);
+        std::vector<NDArray> outs = {Empty({s.seq, s.batch, s.hidden}), in[1]};
+        if (gates == 4) outs.push_back(in[2]);
+        ASSERT_TRUE(CallWithOutputs(LayerOp(gates), LayerAttrs(s, gates, rng), in, outs).ok());
+        ExpectClose(outs[0], want[0], kLayerVsReference, 0);
+        ExpectClose(in[1], want[1], kLayerVsReference, 0);
+        if (gates == 4) ExpectClose(in[2], want[2], kLayerVsReference, 1e-5);
+      }
+    }
+  }
+}
+
+TEST(LstmLayerTest, Errors) {
+  std::mt19937 rng(80);
+  const LayerSizes s{5, 2, 3, 4, true, false};
+  const std::vector<NDArray> in = LayerInputs(rng, s, 4);
+  auto with = [&](int index, NDArray t) {
+    std::vector<NDArray> v = in;
+    v[index] = std::move(t);
+    return RunKernel("nn.lstm", {}, v, {}, 3);
+  };
+  ExpectInvalid(with(0, Empty({5, 2, 3}, DType::kF64)),
+                "unsupported dtype f64 for nn.lstm x: expected f32");
+  ExpectInvalid(with(2, Empty({2, 4}, DType::kF16)),
+                "unsupported dtype f16 for nn.lstm c0: expected f32");
+  ExpectInvalid(with(0, Empty({2, 3})),
+                "nn.lstm: x [2, 3] and h0 [2, 4] must be [seq, batch, input_size] and [batch, "
+                "hidden_size]");
+  ExpectInvalid(with(1, Empty({3, 4})),
+                "nn.lstm: x [5, 2, 3] and h0 [3, 4] must be [seq, batch, input_size] and [batch, "
+                "hidden_size]");
+  ExpectInvalid(with(1, Empty({2, 4, 1})), "must be [seq, batch, input_size] and [batch, hidden_size]");
+  ExpectInvalid(with(2, Empty({2, 5})), "nn.lstm: c0 has shape [2, 5], expected [2, 4]");
+  ExpectInvalid(with(3, Empty({16, 4})), "nn.lstm: w_ih has shape [16, 4], expected [16, 3]");
+  ExpectInvalid(with(4, Empty({12, 4})), "nn.lstm: w_hh has shape [12, 4], expected [16, 4]");
+  ExpectInvalid(with(5, Empty({4})), "nn.lstm: b_ih has shape [4], expected [16]");
+  ExpectInvalid(with(6, Empty({16, 1})), "nn.lstm: b_hh has shape [16, 1], expected [16]");
+  ExpectInvalid(RunKernel("nn.lstm", {}, {in[0], in[1], in[2], in[3], in[4], in[5]}, {}, 3),
+                "nn.lstm takes 5 or 7 or 8 inputs (x, h0, c0, w_ih, w_hh and optionally b_ih, "
+                "b_hh, then p), got 6");
+  // The peepholes: [3 hid], and only after both biases.
+  const NDArray p = TensorOf<float>({12}, std::vector<float>(12, 0.5f));
+  std::vector<NDArray> with_p = in;
+  with_p.push_back(p);
+  EXPECT_TRUE(RunKernel("nn.lstm", {}, with_p, {}, 3).ok());
+  with_p.back() = Empty({16});
+  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3),
+                "nn.lstm: p has shape [16], expected [12]");
+  with_p.back() = Empty({12}, DType::kF64);
+  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3),
+                "unsupported dtype f64 for nn.lstm p: expected f32");
+  ExpectInvalid(RunKernel("nn.lstm", {}, {in[0], in[1], in[2], in[3], in[4], p}, {}, 3),
+                "nn.lstm takes 5 or 7 or 8 inputs");
+  with_p.back() = p;
+  with_p.push_back(p);
+  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3), "got 9");
+  with_p.pop_back();
+  ExpectInvalid(RunKernel("nn.lstm_cell", {}, {in[0], in[1], in[2], in[3], in[4], in[5], in[6], p},
+                          {}, 2),
+                "nn.lstm_cell takes 5 or 7 inputs");
+  ExpectInvalid(RunKernel("nn.lstm", {{"linear_before_reset", int64_t{0}}}, in, {}, 3),
+                "kernel 'nn.lstm': unknown attribute 'linear_before_reset'");
+  ExpectInvalid(RunKernel("nn.lstm", {}, in, {}, 2), "takes any number of inputs and 3 outputs");
+  ExpectInvalid(RunKernel("nn.lstm", {{"reverse", int64_t{2}}}, in, {}, 3),
+                "kernel 'nn.lstm': attribute 'reverse' must be 0 or 1, got 2");
+  ExpectInvalid(RunKernel("nn.lstm", {{"direction", std::string("reverse")}}, in, {}, 3),
+                "kernel 'nn.lstm': unknown attribute 'direction'");
+  ExpectInvalid(CallWithOutputs("nn.lstm", {}, in, {Empty({5, 2, 4}), Empty({2, 4}), Empty({2, 3})}),
+                "nn.lstm: output 2 has shape [2, 3], expected [2, 4]");
+  ExpectInvalid(CallWithOutputs("nn.lstm", {}, in, {Empty({2, 4}), Empty({2, 4}), Empty({2, 4})}),
+                "nn.lstm: output 0 has shape [2, 4], expected [5, 2, 4]");
+}
+
+TEST(GruLayerTest, Errors) {
+  std::mt19937 rng(81);
+  const LayerSizes s{3, 2, 3, 4, false, false};
+  const std::vector<NDArray> in = LayerInputs(rng, s, 3);
+  ExpectInvalid(RunKernel("nn.gru", {}, {in[0], in[1], in[2]}, {}, 2),
+                "nn.gru takes 4 or 6 inputs (x, h0, w_ih, w_hh and optionally b_ih, b_hh), got 3");
+  ExpectInvalid(RunKernel("nn.gru", {}, {in[0], in[1], Empty({16, 3}), in[3]}, {}, 2),
+                "nn.gru: w_ih has shape [16, 3], expected [12, 3]");
+  ExpectInvalid(RunKernel("nn.gru", {}, {in[0], Empty({2, 4}, DType::kI32), in[2], in[3]}, {}, 2),
+                "unsupported dtype i32 for nn.gru h0: expected f32");
+  ExpectInvalid(RunKernel("nn.gru", {}, {in[0], in[1], in[2], in[3], Empty({12}), Empty({11})}, {}, 2),
+                "nn.gru: b_hh has shape [11], expected [12]");
+  ExpectInvalid(RunKernel("nn.gru", {{"reverse", 1.5}}, in, {}, 2), "kernel 'nn.gru': attribute 'reverse'");
+  ExpectInvalid(RunKernel("nn.gru", {{"linear_before_reset", int64_t{2}}}, in, {}, 2),
+                "kernel 'nn.gru': attribute 'linear_before_reset' must be 0 or 1, got 2");
+  ExpectInvalid(RunKernel("nn.gru_cell", {{"linear_before_reset", int64_t{0}}},
+                          {Empty({2, 3}), in[1], in[2], in[3]}),
+                "takes no attributes, got 'linear_before_reset'");
+  ExpectInvalid(CallWithOutputs("nn.gru", {}, in, {Empty({3, 2, 4}), Empty({2, 4}, DType::kF64)}),
+                "unsupported dtype f64 for nn.gru output: expected f32");
+}
+
+// ---------------------------------------------------------------------------------------
+// The variants' microkernels (kernels/nn/ukernels.h), every table this CPU runs, against
+// double references on every length from 0 to 40 (main loop and masked tails), and in
+// place. Tolerance 2e-6 absolute, as for the other gates (nn_ukernels_test.cc); the
+// peepholes add one product of values within ±6 to a gate, well inside it.
+
+std::vector<const nn::NnMicrokernels*> Tables() {
+  std::vector<const nn::NnMicrokernels*> tables = {&nn::GetNnMicrokernelsScalar()};
+  if (const nn::NnMicrokernels* avx2 = nn::GetNnMicrokernelsAvx2()) tables.push_back(avx2);
+  return tables;
+}
+
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+class RnnUkernelsTest : public ::testing::TestWithParam<const nn::NnMicrokernels*> {
+ protected:
+  const nn::NnMicrokernels& uk() const { return *GetParam(); }
+};
+
+TEST_P(RnnUkernelsTest, LstmPeepholeGates) {
+  std::mt19937 rng(84);
+  for (int64_t n = 0; n <= 40; ++n) {
+    SCOPED_TRACE(n);
+    const std::vector<float> gates = RandomFloats(rng, 4 * n, -6, 6),
+                             c = RandomFloats(rng, n, -2, 2), p = RandomFloats(rng, 3 * n, -1.5, 1.5);
+    std::vector<float> h_out(n), c_out(n);
+    uk().lstm_peephole_gates(n, gates.data(), c.data(), p.data(), h_out.data(), c_out.data());
+    for (int64_t j = 0; j < n; ++j) {
+      const double i = Sigmoid(double{gates[j]} + double{p[j]} * c[j]);
+      const double f = Sigmoid(double{gates[n + j]} + double{p[2 * n + j]} * c[j]);
+      const double cell = f * c[j] + i * std::tanh(gates[2 * n + j]);
+      const double o = Sigmoid(gates[3 * n + j] + p[n + j] * cell);
+      ASSERT_NEAR(c_out[j], cell, 2e-6) << j;
+      ASSERT_NEAR(h_out[j], o * std::tanh(cell), 2e-6) << j;
+    }
+    std::vector<float> c_inout = c;
+    uk().lstm_peephole_gates(n, gates.data(), c_inout.data(), p.data(), h_out.data(),
+                             c_inout.data());
+    EXPECT_EQ(c_inout, c_out);
+  }
+}
+
+TEST_P(RnnUkernelsTest, GruResetBeforeLinear) {
+  std::mt19937 rng(85);
+  for (int64_t n = 0; n <= 40; ++n) {
+    SCOPED_TRACE(n);
+    const std::vector<float> gi = RandomFloats(rng, 3 * n, -6, 6),
+                             gh = RandomFloats(rng, 3 * n, -6, 6), h = RandomFloats(rng, n, -1, 1);
+    std::vector<float> rh(n), h_out(n);
+    uk().gru_reset(n, gi.data(), gh.data(), h.data(), rh.data());
+    uk().gru_prereset_gates(n, gi.data(), gh.data(), h.data(), h_out.data());
+    for (int64_t j = 0; j < n; ++j) {
+      ASSERT_NEAR(rh[j], Sigmoid(double{gi[j]} + gh[j]) * h[j], 2e-6) << j;
+      const double z = Sigmoid(double{gi[n + j]} + gh[n + j]);
+      const double m = std::tanh(double{gi[2 * n + j]} + gh[2 * n + j]);
+      ASSERT_NEAR(h_out[j], (1 - z) * m + z * h[j], 2e-6) << j;
+    }
+    std::vector<float> h_inout = h;
+    uk().gru_prereset_gates(n, gi.data(), gh.data(), h_inout.data(), h_inout.data());
+    EXPECT_EQ(h_inout, h_out);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, RnnUkernelsTest, ::testing::ValuesIn(Tables()),
+                         [](const ::testing::TestParamInfo<const nn::NnMicrokernels*>& info) {
+                           return std::string(info.param->isa);
+                         });
 
 }  // namespace
 }  // namespace dynvm::kernels::testing

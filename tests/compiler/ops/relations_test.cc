@@ -490,6 +490,31 @@ const std::map<std::string, Generator>& Generators() {
         return c;
       };
     }
+    // The layers: x [seq, b, in] and the attribute reverse, now and then not 0 or 1; the
+    // LSTM's peepholes p [3 hid] after the biases (now and then of 4 hid, or without the
+    // biases), the GRU's linear_before_reset (now and then 2, or given to the LSTM).
+    for (int gates : {3, 4}) {
+      (*g)[gates == 4 ? "nn.lstm" : "nn.gru"] = [gates](std::mt19937& rng) {
+        const int64_t seq = Rand(rng, 0, 3), b = Rand(rng, 0, 3), in = Rand(rng, 0, 4), hid = Rand(rng, 1, 4);
+        Case c{{{DType::kF32, {seq, b, in}}, {DType::kF32, {Rand(rng, 0, 9) == 0 ? b + 1 : b, hid}}}, {}, gates == 4 ? 3 : 2};
+        if (gates == 4) c.args.push_back({DType::kF32, {b, Rand(rng, 0, 9) == 0 ? hid + 1 : hid}});
+        c.args.push_back({DType::kF32, {gates * hid, Rand(rng, 0, 9) == 0 ? in + 1 : in}});
+        c.args.push_back({DType::kF32, {gates * hid, hid}});
+        const bool bias = Rand(rng, 0, 1);
+        if (bias) {
+          c.args.push_back({DType::kF32, {gates * hid}});
+          c.args.push_back({DType::kF32, {Rand(rng, 0, 9) == 0 ? gates * hid + 1 : gates * hid}});
+        }
+        if (gates == 4 && (bias ? Rand(rng, 0, 1) : Rand(rng, 0, 19) == 0)) {
+          c.args.push_back({DType::kF32, {Rand(rng, 0, 9) == 0 ? 4 * hid : 3 * hid}});
+        }
+        if (Rand(rng, 0, 2) != 0) c.attrs["reverse"] = Rand(rng, 0, 19) == 0 ? int64_t{2} : Rand(rng, 0, 1);
+        if (gates == 3 ? Rand(rng, 0, 1) != 0 : Rand(rng, 0, 19) == 0) {
+          c.attrs["linear_before_reset"] = Rand(rng, 0, 19) == 0 ? int64_t{2} : Rand(rng, 0, 1);
+        }
+        return c;
+      };
+    }
     return g;
   }();
   return *gens;
@@ -643,6 +668,41 @@ TEST(RelationsTest, SymbolicExamples) {
   EXPECT_EQ(call("take", {Type::Tensor(DType::kF32, {30522, 768}), Type::Tensor(DType::kI64, {b, n})},
                  {{"axis", int64_t{0}}})->ToString(),
             "Tensor[(b, n, 768), float32]");
+  // The layers' outputs: y [seq, batch, hid] then the states [batch, hid], hid from h0 and
+  // w_hh (the most informative).
+  const Dim s = Dim::Symbol("s");
+  const Type w_ih = Type::Tensor(DType::kF32, {128, 16}), w_hh = Type::Tensor(DType::kF32, {128, 32});
+  const Type h0 = Type::Tensor(DType::kF32, {b, Dim::Any()});
+  EXPECT_EQ(call("nn.lstm", {Type::Tensor(DType::kF32, {s, b, 16}), h0, h0, w_ih, w_hh}, {{"reverse", int64_t{1}}})
+                ->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32], Tensor[(b, 32), float32])");
+  EXPECT_EQ(call("nn.gru", {Type::Tensor(DType::kF32, {s, b, 16}), Type::Tensor(DType::kF32, {b, 32}),
+                            Type::Tensor(DType::kF32, {96, 16}), Type::Tensor(DType::kF32, {96, 32})})
+                ->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32])");
+  EXPECT_EQ(call("nn.gru", {Type::Tensor(DType::kF32, {s, b, 16}), Type::Tensor(DType::kF32, {b, 32}),
+                            Type::Tensor(DType::kF32, {96, 16}), Type::Tensor(DType::kF32, {96, 32})},
+                 {{"reverse", int64_t{2}}}).status().message(),
+            "nn.gru: attribute 'reverse' must be 0 or 1, got 2");
+  // ONNX's variants: the LSTM's peepholes p [3 hid] after both biases, the GRU's
+  // linear_before_reset.
+  const Type x_seq = Type::Tensor(DType::kF32, {s, b, 16}), bias = Type::Tensor(DType::kF32, {128});
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, bias, bias, Type::Tensor(DType::kF32, {96})})->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32], Tensor[(b, 32), float32])");
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, bias, bias, Type::Tensor(DType::kF32, {128})})
+                .status().message(),
+            "nn.lstm: input 7 has shape [128], expected [96]");
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, Type::Tensor(DType::kF32, {96})}).status().message(),
+            "nn.lstm: takes 5, 7 or 8 inputs, got 6");
+  EXPECT_EQ(call("nn.lstm_cell", {Type::Tensor(DType::kF32, {b, 16}), h0, h0, w_ih, w_hh, bias, bias,
+                                  Type::Tensor(DType::kF32, {96})}).status().message(),
+            "nn.lstm_cell takes 5 to 7 arguments, got 8");
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh}, {{"linear_before_reset", int64_t{0}}}).status().message(),
+            "nn.lstm: unknown attribute 'linear_before_reset'");
+  EXPECT_EQ(call("nn.gru", {x_seq, Type::Tensor(DType::kF32, {b, 32}), Type::Tensor(DType::kF32, {96, 16}),
+                            Type::Tensor(DType::kF32, {96, 32})},
+                 {{"linear_before_reset", int64_t{0}}})->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32])");
   EXPECT_EQ(call("shape_of", {x})->ToString(), "Tensor[(3), int64]");
   EXPECT_EQ(call("shape_of", {x}, {{"dtype", std::string("int32")}, {"start", int64_t{-2}}})->ToString(),
             "Tensor[(2), int32]");
