@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/ir/dim.h"
@@ -46,6 +47,10 @@ struct OnnxValue {
 // The values of `dims` when every one is a constant.
 std::optional<std::vector<int64_t>> ConstantDims(const std::vector<Dim>& dims);
 
+// The values in scope where a node is converted, by ONNX name: the graph's own and,
+// in a subgraph, its enclosing graphs'.
+using Scope = absl::flat_hash_map<std::string, OnnxValue>;
+
 // One node being converted.
 class NodeContext {
  public:
@@ -54,9 +59,9 @@ class NodeContext {
   using Bindings = std::vector<std::pair<Expr, Expr>>;
 
   NodeContext(const onnx::NodeProto& node, int64_t opset, std::vector<std::optional<OnnxValue>> inputs,
-              const std::string& base_dir, Bindings& bindings)
+              const std::string& base_dir, Bindings& bindings, const Scope& scope)
       : node_(node), opset_(opset), inputs_(std::move(inputs)), base_dir_(base_dir),
-        bindings_(bindings) {}
+        bindings_(bindings), scope_(scope) {}
 
   const onnx::NodeProto& node() const { return node_; }
   // The version of the default ONNX domain the model imports.
@@ -85,6 +90,15 @@ class NodeContext {
   absl::StatusOr<std::vector<int64_t>> Ints(std::string_view name,
                                             std::optional<std::vector<int64_t>> fallback = {}) const;
   absl::StatusOr<NDArray> Tensor(std::string_view name) const;
+  // The graph attribute `name` (If's branches, Loop's body) imported in this node's
+  // scope, its inputs bound to `inputs` in order: one value, the tuple of the subgraph's
+  // outputs (wrapped in the subgraph's own bindings).
+  absl::StatusOr<OnnxValue> Subgraph(std::string_view name, const std::vector<OnnxValue>& inputs = {}) const;
+  // The declared rank of input `i` of the graph attribute `name`, if it declares one.
+  std::optional<int> SubgraphInputRank(std::string_view name, int i) const;
+  // The declared shape of output `i` of the graph attribute `name`, if it declares
+  // every extent as a number.
+  std::optional<std::vector<int64_t>> SubgraphOutputShape(std::string_view name, int i) const;
 
   // A call of the operator `op` and its type; the relation's error names this node.
   absl::StatusOr<OnnxValue> Call(std::string_view op, std::vector<OnnxValue> args,
@@ -114,7 +128,15 @@ class NodeContext {
   std::vector<std::optional<OnnxValue>> inputs_;
   const std::string& base_dir_;
   Bindings& bindings_;
+  const Scope& scope_;
 };
+
+// Imports a subgraph with the values of `scope` visible and its inputs bound to
+// `inputs` (importer.cc): its initializers and nodes, then the tuple of its outputs,
+// wrapped in the bindings its nodes made.
+absl::StatusOr<OnnxValue> ImportSubgraph(const onnx::GraphProto& graph, Scope scope,
+                                         const std::vector<OnnxValue>& inputs, int64_t opset,
+                                         const std::string& base_dir);
 
 using Converter = absl::StatusOr<std::vector<OnnxValue>> (*)(NodeContext& ctx);
 

@@ -24,6 +24,13 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+// The checker's entry point that takes a context, so that external data is looked up
+// in the model's directory: libonnx 1.12 defines and exports it (checker.cc) but its
+// header declares only the overloads that check against the current directory.
+namespace onnx::checker {
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}  // namespace onnx::checker
+
 namespace dynvm::compiler::onnx_frontend {
 namespace {
 
@@ -124,24 +131,14 @@ absl::Status CheckOutputType(const onnx::ValueInfoProto& info, const Type& type)
   return absl::OkStatus();
 }
 
-absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
-                                   const std::string& base_dir) {
-  const onnx::GraphProto& graph = model.graph();
-  absl::flat_hash_map<std::string, OnnxValue> values;
+// Adds `graph`'s initializers and the values of its nodes to `values`, the node
+// converters' bindings to `bindings`.
+absl::Status ImportNodes(const onnx::GraphProto& graph, int64_t opset, const std::string& base_dir,
+                         Scope& values, NodeContext::Bindings& bindings) {
   for (const onnx::TensorProto& init : graph.initializer()) {
     DYNVM_ASSIGN_OR_RETURN(NDArray value, TensorFromProto(init, base_dir));
     values.insert_or_assign(init.name(), NodeContext::Constant(std::move(value)));
   }
-  std::vector<Expr> params;
-  NodeContext::Bindings bindings;
-  for (const onnx::ValueInfoProto& input : graph.input()) {
-    if (values.contains(input.name())) continue;  // an initializer: a constant
-    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input));
-    Expr var = Expr::Var(input.name(), type);
-    params.push_back(var);
-    values.insert_or_assign(input.name(), OnnxValue{var, type, std::nullopt});
-  }
-
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string where = absl::StrFormat("node '%s' (%s, opset %d)", node.name(),
                                               node.op_type(), opset);
@@ -173,7 +170,7 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
       }
       inputs.push_back(it->second);
     }
-    NodeContext ctx(node, opset, std::move(inputs), base_dir, bindings);
+    NodeContext ctx(node, opset, std::move(inputs), base_dir, bindings, values);
     DYNVM_ASSIGN_OR_RETURN(std::vector<OnnxValue> outputs, def->convert(ctx));
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
@@ -183,8 +180,12 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
       values.insert_or_assign(node.output(i), std::move(outputs[i]));
     }
   }
+  return absl::OkStatus();
+}
 
-  std::vector<Expr> results;
+// `graph`'s outputs, checked against what ONNX's inference said of them.
+absl::StatusOr<std::vector<OnnxValue>> Outputs(const onnx::GraphProto& graph, const Scope& values) {
+  std::vector<OnnxValue> results;
   for (const onnx::ValueInfoProto& output : graph.output()) {
     auto it = values.find(output.name());
     if (it == values.end()) {
@@ -192,17 +193,65 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
           absl::StrFormat("graph output '%s' is not defined by any node or input", output.name()));
     }
     DYNVM_RETURN_IF_ERROR(CheckOutputType(output, it->second.type));
-    results.push_back(it->second.expr);
+    results.push_back(it->second);
   }
   if (results.empty()) return absl::InvalidArgumentError("the graph has no outputs");
-  Expr body = results.size() == 1 ? results[0] : Expr::Tuple(std::move(results));
+  return results;
+}
+
+// `body` inside the lets of `bindings`, in order.
+Expr WrapInBindings(const NodeContext::Bindings& bindings, Expr body) {
   for (auto it = bindings.rbegin(); it != bindings.rend(); ++it) body = Expr::Let(it->first, it->second, body);
+  return body;
+}
+
+absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
+                                   const std::string& base_dir) {
+  const onnx::GraphProto& graph = model.graph();
+  Scope values;
+  for (const onnx::TensorProto& init : graph.initializer()) values.insert_or_assign(init.name(), OnnxValue{});
+  std::vector<Expr> params;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (values.contains(input.name())) continue;  // an initializer: a constant
+    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input));
+    Expr var = Expr::Var(input.name(), type);
+    params.push_back(var);
+    values.insert_or_assign(input.name(), OnnxValue{var, type, std::nullopt});
+  }
+  NodeContext::Bindings bindings;
+  DYNVM_RETURN_IF_ERROR(ImportNodes(graph, opset, base_dir, values, bindings));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<OnnxValue> outputs, Outputs(graph, values));
+  std::vector<Expr> results;
+  for (const OnnxValue& v : outputs) results.push_back(v.expr);
+  Expr body = results.size() == 1 ? results[0] : Expr::Tuple(std::move(results));
   Module module;
-  DYNVM_RETURN_IF_ERROR(module.AddFunction("main", Expr::Function(std::move(params), std::move(body))));
+  DYNVM_RETURN_IF_ERROR(module.AddFunction(
+      "main", Expr::Function(std::move(params), WrapInBindings(bindings, std::move(body)))));
   return module;
 }
 
 }  // namespace
+
+absl::StatusOr<OnnxValue> ImportSubgraph(const onnx::GraphProto& graph, Scope scope,
+                                         const std::vector<OnnxValue>& inputs, int64_t opset,
+                                         const std::string& base_dir) {
+  if (graph.input_size() != static_cast<int>(inputs.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat("the subgraph has %d inputs, expected %d",
+                                                      graph.input_size(), inputs.size()));
+  }
+  for (int i = 0; i < graph.input_size(); ++i) scope.insert_or_assign(graph.input(i).name(), inputs[i]);
+  NodeContext::Bindings bindings;
+  DYNVM_RETURN_IF_ERROR(ImportNodes(graph, opset, base_dir, scope, bindings));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<OnnxValue> outputs, Outputs(graph, scope));
+  std::vector<Expr> fields;
+  std::vector<Type> types;
+  for (const OnnxValue& v : outputs) {
+    fields.push_back(v.expr);
+    types.push_back(v.type);
+  }
+  return OnnxValue{WrapInBindings(bindings, Expr::Tuple(std::move(fields))), Type::Tuple(std::move(types)),
+                   std::nullopt};
+}
 
 absl::StatusOr<Module> ImportOnnxBytes(std::string_view bytes, const std::string& base_dir,
                                        std::string_view name) {
@@ -219,7 +268,9 @@ absl::StatusOr<Module> ImportOnnxBytes(std::string_view bytes, const std::string
   // libonnx reports problems by throwing; nothing else in dynvm throws, so the
   // exceptions stop here.
   try {
-    onnx::checker::check_model(model);
+    onnx::checker::CheckerContext context;
+    context.set_model_dir(base_dir + "/");
+    onnx::checker::check_model(model, context);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: invalid ONNX model: %s", name, e.what()));
   }

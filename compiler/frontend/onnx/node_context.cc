@@ -137,6 +137,46 @@ absl::StatusOr<NDArray> NodeContext::Tensor(std::string_view name) const {
   return t;
 }
 
+std::optional<int> NodeContext::SubgraphInputRank(std::string_view name, int i) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  if (a == nullptr || a->type() != onnx::AttributeProto::GRAPH || i >= a->g().input_size()) {
+    return std::nullopt;
+  }
+  const onnx::TypeProto& t = a->g().input(i).type();
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  return t.tensor_type().shape().dim_size();
+}
+
+std::optional<std::vector<int64_t>> NodeContext::SubgraphOutputShape(std::string_view name, int i) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  if (a == nullptr || a->type() != onnx::AttributeProto::GRAPH || i >= a->g().output_size()) {
+    return std::nullopt;
+  }
+  const onnx::TypeProto& t = a->g().output(i).type();
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> shape;
+  for (const onnx::TensorShapeProto::Dimension& d : t.tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    shape.push_back(d.dim_value());
+  }
+  return shape;
+}
+
+absl::StatusOr<OnnxValue> NodeContext::Subgraph(std::string_view name,
+                                                const std::vector<OnnxValue>& inputs) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  if (a == nullptr) return Invalid(absl::StrFormat("attribute '%s' is required", name));
+  if (a->type() != onnx::AttributeProto::GRAPH) {
+    return Invalid(absl::StrFormat("attribute '%s' is %s, expected GRAPH", name, AttrTypeName(a->type())));
+  }
+  absl::StatusOr<OnnxValue> g = ImportSubgraph(a->g(), scope_, inputs, opset_, base_dir_);
+  if (!g.ok()) {
+    return absl::Status(g.status().code(), absl::StrFormat("%s: in '%s': %s", Where(), name,
+                                                           std::string(g.status().message())));
+  }
+  return g;
+}
+
 absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<OnnxValue> args,
                                             kernels::Attrs attrs) const {
   const OpDef* def = FindOp(op);

@@ -25,7 +25,7 @@ CONFIG = dict(vocab=1000, hidden=64, layers=2, heads=4, intermediate=128, max_po
 IN_NAMES = ["input_ids", "attention_mask", "token_type_ids"]
 OUT_NAMES = ["last_hidden_state", "pooler_output"]
 # (batch, sequence) pairs the tests run from one executable; case b2_s7 pads row 1.
-CASES = [(1, 1), (2, 7), (1, 64), (3, 128), (1, 384), (2, 512)]
+CASES = [(1, 1), (2, 7), (1, 64), (3, 128), (1, 384), (2, 512), (8, 2)]
 
 
 def inputs(batch, seq, seed):

@@ -3,6 +3,7 @@
 // unsupported model giving one clear error (never a crash).
 #include "compiler/frontend/onnx/importer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -68,6 +69,11 @@ void AddIntsConstant(onnx::GraphProto* g, const std::string& name, const std::ve
   for (int64_t v : values) t->add_int64_data(v);
 }
 
+void ExpectErrorMentions(const absl::StatusOr<Module>& got, const std::string& text) {
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr(text));
+}
+
 absl::StatusOr<Module> Import(const onnx::ModelProto& m) {
   return ImportOnnxBytes(m.SerializeAsString(), ".", "test.onnx");
 }
@@ -116,6 +122,70 @@ TEST(OnnxImporterTest, ShapeArithmeticFoldsIntoStaticReshapes) {
   const std::string text = MainText(*mod);
   EXPECT_THAT(text, HasSubstr("reshape(%x, allowzero=0, newshape=[0, 0, 2, 4])"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("dyn.reshape")));
+}
+
+TEST(OnnxImporterTest, IfBranchesReadTheEnclosingGraph) {
+  // y = cond ? x + x : relu(x), the branches subgraphs that read x from outside.
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "cond", onnx::TensorProto::BOOL, {});
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n"});
+  onnx::NodeProto* node = AddNode(g, "If", {"cond"}, {"y"}, "choose");
+  for (const std::string branch : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* b = a->mutable_g();
+    b->set_name(branch);
+    if (branch == "then_branch") {
+      AddNode(b, "Add", {"x", "x"}, {"out_then"});
+      AddValue(b->mutable_output(), "out_then", onnx::TensorProto::FLOAT, {"n"});
+    } else {
+      AddNode(b, "Relu", {"x"}, {"out_else"});
+      AddValue(b->mutable_output(), "out_else", onnx::TensorProto::FLOAT, {"n"});
+    }
+  }
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n"});
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const std::string text = MainText(*mod);
+  EXPECT_THAT(text, HasSubstr("if (%cond)"));
+  EXPECT_THAT(text, HasSubstr("add(%x, %x)"));
+  EXPECT_THAT(text, HasSubstr("nn.relu(%x)"));
+}
+
+TEST(OnnxImporterTest, ExternalDataIsReadBesideTheModel) {
+  // y = x + w, w's four floats in weights.bin next to model.onnx.
+  const std::string dir = ::testing::TempDir() + "/onnx_external";
+  std::filesystem::create_directories(dir);
+  const float w[4] = {1.5f, -2.0f, 0.25f, 8.0f};
+  std::ofstream(dir + "/weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), sizeof(w));
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"4"});
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(4);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = t->add_external_data();
+  location->set_key("location");
+  location->set_value("weights.bin");
+  AddNode(g, "Add", {"x", "w"}, {"y"});
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"4"});
+  std::ofstream(dir + "/model.onnx", std::ios::binary) << m.SerializeAsString();
+
+  absl::StatusOr<Module> mod = ImportOnnxFile(dir + "/model.onnx");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const auto printed = PrintModule(*mod);
+  ASSERT_EQ(printed.constants.size(), 1u);
+  const NDArray& c = printed.constants[0];
+  ASSERT_EQ(c->num_elements(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c->data_as<float>()[i], w[i]);
+
+  // The weights file gone: an error naming it.
+  std::filesystem::remove(dir + "/weights.bin");
+  ExpectErrorMentions(ImportOnnxFile(dir + "/model.onnx"), "weights.bin");
 }
 
 void ExpectError(const absl::StatusOr<Module>& got, absl::StatusCode code, const std::string& text) {

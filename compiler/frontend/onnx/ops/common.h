@@ -1,0 +1,60 @@
+// What the ONNX operator converters (compiler/frontend/onnx/ops/*.cc, one file per
+// family) share, and how each family adds its converters to the table of converters.h.
+#ifndef DYNVM_COMPILER_FRONTEND_ONNX_OPS_COMMON_H_
+#define DYNVM_COMPILER_FRONTEND_ONNX_OPS_COMMON_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "compiler/frontend/onnx/converters.h"
+#include "kernels/kernel.h"
+
+namespace dynvm::compiler::onnx_frontend::ops {
+
+using Values = std::vector<OnnxValue>;
+using ConverterTable = absl::flat_hash_map<std::string_view, ConverterDef>;
+
+// One value, or the error.
+absl::StatusOr<Values> One(absl::StatusOr<OnnxValue> v);
+
+// An operator name as a template argument, so that one converter serves a family.
+template <size_t N>
+struct OpName {
+  constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, name); }  // NOLINT
+  char name[N];
+  constexpr std::string_view view() const { return {name, N - 1}; }
+};
+
+// `axis` in [-rank, rank) made non-negative; InvalidArgument naming the node otherwise.
+absl::StatusOr<int> NormalizeAxis(const NodeContext& ctx, int64_t axis, int rank);
+
+// Relay's `axis` attribute of several axes.
+kernels::Attrs AxesAttr(const std::vector<int64_t>& axes);
+
+// A rank-1 i64 value with known elements as an operand: the constant when every element
+// is one, else the value's own run-time expression.
+OnnxValue ShapeOperand(const OnnxValue& v);
+
+// The axes of Squeeze/Unsqueeze/Reduce*: an attribute before opset `input_since`, an
+// optional input (number `input_index`, which must be known at compile time) from then
+// on; nothing when absent.
+absl::StatusOr<std::optional<std::vector<int64_t>>> AxesOf(NodeContext& ctx, int64_t input_since,
+                                                          int input_index = 1);
+
+// Each family's converters, added to `table` under their ONNX operator names.
+void AddElementwiseConverters(ConverterTable& table);
+void AddShapeConverters(ConverterTable& table);
+void AddDataMovementConverters(ConverterTable& table);
+void AddNnConverters(ConverterTable& table);
+void AddControlFlowConverters(ConverterTable& table);
+void AddRecurrentConverters(ConverterTable& table);
+
+}  // namespace dynvm::compiler::onnx_frontend::ops
+
+#endif  // DYNVM_COMPILER_FRONTEND_ONNX_OPS_COMMON_H_

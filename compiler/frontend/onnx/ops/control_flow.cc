@@ -1,0 +1,284 @@
+// Converters of ONNX's control flow: If, Loop and Scan, whose subgraphs are imported
+// in place (NodeContext::Subgraph) and become the IR's `if` and let-bound functions that
+// tail-call themselves.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/ops/common.h"
+
+namespace dynvm::compiler::onnx_frontend::ops {
+namespace {
+
+// If: both branches (subgraphs reading the enclosing graph's values) become the IR's
+// `if`, which evaluates only the one taken.
+absl::StatusOr<Values> ConvertIf(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue cond, ctx.Input(0));
+  if (cond.type.rank() != 0) {  // a one-element tensor of any rank
+    DYNVM_ASSIGN_OR_RETURN(cond, ctx.Call("reshape", {cond}, {{"newshape", std::vector<int64_t>{}}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue then_branch, ctx.Subgraph("then_branch"));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue else_branch, ctx.Subgraph("else_branch"));
+  if (then_branch.type != else_branch.type) {
+    return ctx.Unimplemented(absl::StrFormat("branches of different types, %s and %s",
+                                             then_branch.type.ToString(), else_branch.type.ToString()));
+  }
+  const OnnxValue both{Expr::If(cond.expr, then_branch.expr, else_branch.expr), then_branch.type,
+                       std::nullopt};
+  Values out;
+  for (int i = 0; i < static_cast<int>(both.type.fields().size()); ++i) {
+    out.push_back(NodeContext::Field(both, i));
+  }
+  return out;
+}
+
+// `v` as a 0-d tensor when it is a one-element tensor of rank `rank` <= 1, and back.
+absl::StatusOr<OnnxValue> ToRank(const NodeContext& ctx, const OnnxValue& v, int rank) {
+  if (v.type.rank() == rank) return v;
+  return ctx.Call("reshape", {v}, {{"newshape", rank == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{1}}});
+}
+
+// A type of `t`'s dtype and rank whose extents are all `?`: what a loop-carried value
+// may become from one iteration to the next.
+Type AnyExtents(const Type& t) {
+  return Type::Tensor(t.dtype(), std::vector<Dim>(t.rank(), Dim::Any()));
+}
+
+// What Loop and Scan compile to: a let-bound function of (counters..., carried
+// values..., scan outputs so far...) that, while `go` holds, evaluates the body and calls
+// itself (a tail call) with the next counters, the body's carried values and each scan
+// output grown by the body's slice, and otherwise returns the carried values and the scan
+// outputs.
+struct TailLoop {
+  std::vector<Expr> params;         // counters, carried values, scan outputs
+  std::vector<Type> result_types;   // the carried values', then the scan outputs'
+  std::vector<OnnxValue> scan_initial;
+  int counters = 0;                 // how many params lead that are not results
+};
+
+// Adds a scan output for each of the body's outputs from `first` on: a parameter holding
+// [iterations, element...] and an empty initial value. The element shape is constant in
+// the body's types, or as the body declares it (a slice of another shape then fails in
+// concatenate, with a message, at run time).
+absl::Status AddScanOutputs(const NodeContext& ctx, const OnnxValue& body, int first, TailLoop& loop) {
+  const int outputs = static_cast<int>(body.type.fields().size());
+  for (int k = first; k < outputs; ++k) {
+    const Type& element = body.type.fields()[k];
+    std::optional<std::vector<int64_t>> extents = ConstantDims(element.shape());
+    if (!extents) extents = ctx.SubgraphOutputShape("body", k);
+    if (!extents || static_cast<int>(extents->size()) != element.rank()) {
+      return ctx.Unimplemented("a scan output whose element shape is neither constant nor declared");
+    }
+    std::vector<int64_t> shape = {0};
+    std::vector<Dim> dims = {Dim::Any()};
+    for (const int64_t d : *extents) {
+      shape.push_back(d);
+      dims.emplace_back(d);
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, NodeContext::ConstantScalarOf(element.dtype(), 0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue empty, ctx.Call("full", {zero}, {{"shape", shape},
+                                                                      {"dtype", std::string(RelayDTypeName(element.dtype()))}}));
+    loop.scan_initial.push_back(std::move(empty));
+    const Type acc = Type::Tensor(element.dtype(), dims);
+    loop.params.push_back(Expr::Var(absl::StrFormat("scan_output%d", k - first), acc));
+    loop.result_types.push_back(acc);
+  }
+  return absl::OkStatus();
+}
+
+// The loop's results, given the body (its carried values from output `carried_first`,
+// then its scan outputs), `step` the variable the body is bound to in each iteration,
+// the condition `go`, the counters' next values and their initial values and the
+// carried values' initial ones.
+absl::StatusOr<Values> FinishTailLoop(const NodeContext& ctx, const TailLoop& loop, const OnnxValue& body,
+                                      const Expr& step, const OnnxValue& go, std::vector<Expr> next,
+                                      std::vector<Expr> args, const std::vector<OnnxValue>& initial,
+                                      int carried_first) {
+  const int carried = static_cast<int>(initial.size());
+  const int scans = static_cast<int>(loop.scan_initial.size());
+  const OnnxValue step_value{step, body.type, std::nullopt};
+  for (int k = 0; k < carried; ++k) next.push_back(NodeContext::Field(step_value, carried_first + k).expr);
+  for (int k = 0; k < scans; ++k) {
+    const OnnxValue acc{loop.params[loop.counters + carried + k], loop.result_types[carried + k], std::nullopt};
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue slice, ctx.Call("expand_dims", {NodeContext::Field(step_value, carried_first + carried + k)},
+                                                     {{"axis", int64_t{0}}, {"num_newaxis", int64_t{1}}}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue grown, ctx.Call("concatenate", {acc, slice}, {{"axis", int64_t{0}}}));
+    next.push_back(grown.expr);
+  }
+  const Type result = Type::Tuple(loop.result_types);
+  const Expr self = Expr::Var("loop");  // typed by inference from its function
+  std::vector<Expr> done(loop.params.begin() + loop.counters, loop.params.end());
+  const Expr fn = Expr::Function(
+      loop.params,
+      Expr::If(go.expr, Expr::Let(step, body.expr, Expr::Call(self, std::move(next))), Expr::Tuple(std::move(done))),
+      result);
+  for (const OnnxValue& v : initial) args.push_back(v.expr);
+  for (const OnnxValue& v : loop.scan_initial) args.push_back(v.expr);
+  const OnnxValue all{Expr::Let(self, fn, Expr::Call(self, std::move(args))), result, std::nullopt};
+  Values out;
+  for (int k = 0; k < carried + scans; ++k) out.push_back(NodeContext::Field(all, k));
+  return out;
+}
+
+// Loop: a let-bound recursive function of (i, cond, carried values..., scan outputs so
+// far...), tail-calling itself while i < M and cond, the body subgraph inline; scan
+// outputs grow by one slice per iteration (their element shape must be constant).
+absl::StatusOr<Values> ConvertLoop(NodeContext& ctx) {
+  const std::optional<OnnxValue> max_trip = ctx.OptionalInput(0);
+  const std::optional<OnnxValue> cond_in = ctx.OptionalInput(1);
+  const int carried = ctx.num_inputs() - 2;
+  const Type i64 = Type::Scalar(DType::kI64), boolean = Type::Scalar(DType::kBool);
+  const Expr i = Expr::Var("loop_i", i64), cond = Expr::Var("loop_cond", boolean);
+  std::vector<OnnxValue> initial;
+  for (int k = 0; k < carried; ++k) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(2 + k));
+    if (!v.type.is_tensor()) return ctx.Unimplemented("loop-carried values that are not tensors");
+    initial.push_back(std::move(v));
+  }
+  // The body with the carried values typed as they enter; if an iteration changes a
+  // type, again with every extent of the carried values `?`.
+  std::vector<Expr> params;
+  std::vector<Type> carried_types;
+  OnnxValue body;
+  for (const bool exact : {true, false}) {
+    params = {i, cond};
+    carried_types.clear();
+    std::vector<OnnxValue> body_inputs;
+    for (int k = 0; k < 2; ++k) {  // the iteration number and condition, at the rank declared
+      const OnnxValue scalar{k == 0 ? i : cond, k == 0 ? i64 : boolean, std::nullopt};
+      const std::optional<int> rank = ctx.SubgraphInputRank("body", k);
+      if (rank && *rank > 1) return ctx.Unimplemented("an iteration number or condition of rank above 1");
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue in, ToRank(ctx, scalar, rank.value_or(0)));
+      body_inputs.push_back(std::move(in));
+    }
+    for (int k = 0; k < carried; ++k) {
+      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
+      Expr var = Expr::Var(absl::StrFormat("loop_v%d", k), t);
+      params.push_back(var);
+      carried_types.push_back(t);
+      body_inputs.push_back(OnnxValue{var, t, std::nullopt});
+    }
+    DYNVM_ASSIGN_OR_RETURN(body, ctx.Subgraph("body", body_inputs));
+    if (static_cast<int>(body.type.fields().size()) < 1 + carried) break;  // reported below
+    bool same = true;
+    for (int k = 0; k < carried; ++k) same = same && body.type.fields()[1 + k] == carried_types[k];
+    if (same) break;
+  }
+  const int outputs = static_cast<int>(body.type.fields().size());
+  if (outputs < 1 + carried) {
+    return ctx.Invalid(absl::StrFormat("the body has %d outputs, expected at least %d", outputs, 1 + carried));
+  }
+  TailLoop loop{params, carried_types, {}, 2};
+  DYNVM_RETURN_IF_ERROR(AddScanOutputs(ctx, body, 1 + carried, loop));
+
+  // Another iteration while i < M and cond.
+  OnnxValue go{cond, boolean, std::nullopt};
+  if (max_trip) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue m, ToRank(ctx, *max_trip, 0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue below, ctx.Call("less", {OnnxValue{i, i64, std::nullopt}, m}));
+    DYNVM_ASSIGN_OR_RETURN(go, ctx.Call("logical_and", {below, go}));
+  }
+  const Expr step = Expr::Var("loop_step");
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue one, NodeContext::ConstantScalarOf(DType::kI64, 1.0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue i_next, ctx.Call("add", {OnnxValue{i, i64, std::nullopt}, one}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue cond_next, ToRank(ctx, NodeContext::Field({step, body.type, std::nullopt}, 0), 0));
+  // The first call: i = 0, cond as given (true when absent).
+  std::vector<Expr> args = {NodeContext::ConstantI64({0}, /*scalar=*/true).expr};
+  if (cond_in) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue c, ToRank(ctx, *cond_in, 0));
+    args.push_back(c.expr);
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue t, NodeContext::ConstantScalarOf(DType::kBool, 1.0));
+    args.push_back(t.expr);
+  }
+  return FinishTailLoop(ctx, loop, body, step, go, {i_next.expr, cond_next.expr}, std::move(args), initial,
+                        /*carried_first=*/1);
+}
+
+// Scan (opset 9+): like Loop, a let-bound function tail-calling itself over i < T, T the
+// scan inputs' extent along axis 0; the body reads slice i of each scan input and the
+// state, and each scan output grows by its slice. Axes and directions other than 0 and
+// forward are not supported.
+absl::StatusOr<Values> ConvertScan(NodeContext& ctx) {
+  if (ctx.opset() < 9) return ctx.Unimplemented("Scan before opset 9 (batched, with sequence_lens)");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t scan_inputs, ctx.Int("num_scan_inputs"));
+  for (const std::string_view attr : {"scan_input_axes", "scan_input_directions", "scan_output_axes",
+                                      "scan_output_directions"}) {
+    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ctx.Ints(attr, std::vector<int64_t>{}));
+    if (std::any_of(values.begin(), values.end(), [](int64_t v) { return v != 0; })) {
+      return ctx.Unimplemented(absl::StrFormat("%s other than 0", attr));
+    }
+  }
+  const int states = ctx.num_inputs() - static_cast<int>(scan_inputs);
+  if (states < 0 || scan_inputs < 1) return ctx.Invalid("num_scan_inputs does not fit the inputs");
+  const Type i64 = Type::Scalar(DType::kI64);
+  const Expr i = Expr::Var("scan_i", i64);
+  const OnnxValue iv{i, i64, std::nullopt};
+  std::vector<OnnxValue> initial, xs;
+  for (int k = 0; k < ctx.num_inputs(); ++k) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(k));
+    if (k >= states && v.type.rank() < 1) return ctx.Invalid("a scan input of rank 0");
+    (k < states ? initial : xs).push_back(std::move(v));
+  }
+  // The body, the states typed as they enter (again with `?` extents if a step changes
+  // them); its scan inputs are slice i of each.
+  std::vector<Expr> params;
+  std::vector<Type> state_types;
+  OnnxValue body;
+  for (const bool exact : {true, false}) {
+    params = {i};
+    state_types.clear();
+    std::vector<OnnxValue> body_inputs;
+    for (int k = 0; k < states; ++k) {
+      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
+      Expr var = Expr::Var(absl::StrFormat("scan_s%d", k), t);
+      params.push_back(var);
+      state_types.push_back(t);
+      body_inputs.push_back(OnnxValue{var, t, std::nullopt});
+    }
+    for (const OnnxValue& x : xs) {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue slice, ctx.Call("take", {x, iv}, {{"axis", int64_t{0}}}));
+      body_inputs.push_back(std::move(slice));
+    }
+    DYNVM_ASSIGN_OR_RETURN(body, ctx.Subgraph("body", body_inputs));
+    if (static_cast<int>(body.type.fields().size()) < states) break;  // reported below
+    bool same = true;
+    for (int k = 0; k < states; ++k) same = same && body.type.fields()[k] == state_types[k];
+    if (same) break;
+  }
+  if (static_cast<int>(body.type.fields().size()) < states) {
+    return ctx.Invalid("the body has fewer outputs than states");
+  }
+  TailLoop loop{params, state_types, {}, 1};
+  DYNVM_RETURN_IF_ERROR(AddScanOutputs(ctx, body, states, loop));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue extents, ctx.Call("shape_of", {xs[0]}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue steps, ctx.Call("take", {extents, NodeContext::ConstantI64({0}, true)},
+                                                   {{"axis", int64_t{0}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue go, ctx.Call("less", {iv, steps}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue one, NodeContext::ConstantScalarOf(DType::kI64, 1.0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue i_next, ctx.Call("add", {iv, one}));
+  return FinishTailLoop(ctx, loop, body, Expr::Var("scan_step"), go, {i_next.expr},
+                        {NodeContext::ConstantI64({0}, /*scalar=*/true).expr}, initial, /*carried_first=*/0);
+}
+
+}  // namespace
+
+void AddControlFlowConverters(ConverterTable& table) {
+  table.insert({
+      {"If", {ConvertIf, {"then_branch", "else_branch"}}},
+      {"Loop", {ConvertLoop, {"body"}}},
+      {"Scan", {ConvertScan, {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
+                              "scan_output_axes", "scan_output_directions"}}},
+  });
+}
+
+}  // namespace dynvm::compiler::onnx_frontend::ops

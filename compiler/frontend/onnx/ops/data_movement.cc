@@ -1,0 +1,540 @@
+// Converters of ONNX's data movement operators: Reshape, Flatten, Transpose, Squeeze,
+// Unsqueeze, Concat, Split, Slice, Gather, GatherElements, ScatterElements, Expand, Tile,
+// Pad, NonZero and TopK.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/ops/common.h"
+
+namespace dynvm::compiler::onnx_frontend::ops {
+namespace {
+
+// Reshape's target as Relay's `newshape` codes for `data`: an extent, 0 (copy the input
+// extent at that position) or -1 (inferred), when every target extent is a constant or
+// equals the input's at its position, with at most one that is neither.
+std::optional<std::vector<int64_t>> ReshapeCodes(const Type& data, const std::vector<Dim>& target,
+                                                 bool allowzero) {
+  std::vector<int64_t> codes;
+  int inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    const Dim& d = target[i];
+    if (d.is_const()) {
+      if (d.const_value() == -1) {
+        if (inferred >= 0) return std::nullopt;
+        inferred = static_cast<int>(i);
+      }
+      codes.push_back(d.const_value());
+    } else if (i < static_cast<size_t>(data.rank()) && data.shape()[i] == d && !d.is_any()) {
+      codes.push_back(0);
+    } else {
+      if (inferred >= 0) return std::nullopt;
+      inferred = static_cast<int>(i);
+      codes.push_back(-1);
+    }
+  }
+  if (allowzero) {  // a 0 means an extent of 0: no copies allowed
+    for (size_t i = 0; i < codes.size(); ++i) {
+      if (codes[i] == 0 && !target[i].is_const()) return std::nullopt;
+    }
+  }
+  return codes;
+}
+
+// The product of `dims` as a constant and a multiset of other factors (symbols and
+// other terms), for cancelling; nothing if a dim is `?`.
+struct Factors {
+  int64_t constant = 1;
+  std::vector<Dim> terms;
+};
+std::optional<Factors> Factorize(const std::vector<Dim>& dims) {
+  Factors f;
+  for (const Dim& d : dims) {
+    if (d.is_any()) return std::nullopt;
+    if (d.is_const()) {
+      if (__builtin_mul_overflow(f.constant, d.const_value(), &f.constant)) return std::nullopt;
+    } else {
+      f.terms.push_back(d);
+    }
+  }
+  return f;
+}
+
+// The target of a Reshape with its -1 (or a code 0) resolved to a dim: the input's
+// element count over the other target extents, cancelling equal factors, when that
+// leaves a whole number of constants. Nothing otherwise.
+std::optional<std::vector<Dim>> ReshapeTarget(const std::vector<Dim>& input, std::vector<Dim> target,
+                                              bool allowzero) {
+  int inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (!allowzero && target[i].is_const() && target[i].const_value() == 0) {
+      if (i >= input.size()) return std::nullopt;
+      target[i] = input[i];
+    }
+    if (target[i].is_const() && target[i].const_value() == -1) {
+      if (inferred >= 0) return std::nullopt;
+      inferred = static_cast<int>(i);
+    }
+  }
+  if (inferred < 0) return target;
+  std::vector<Dim> others = target;
+  others.erase(others.begin() + inferred);
+  std::optional<Factors> num = Factorize(input), den = Factorize(others);
+  if (!num || !den || den->constant == 0 || num->constant % den->constant != 0) return std::nullopt;
+  for (const Dim& t : den->terms) {
+    auto it = std::find(num->terms.begin(), num->terms.end(), t);
+    if (it == num->terms.end()) return std::nullopt;
+    num->terms.erase(it);
+  }
+  Dim d = num->constant / den->constant;
+  for (const Dim& t : num->terms) d = d * t;
+  target[inferred] = d;
+  return target;
+}
+
+absl::StatusOr<Values> ConvertReshape(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t allowzero, ctx.Int("allowzero", 0));
+  if (shape.elements) {
+    if (std::optional<std::vector<int64_t>> codes = ReshapeCodes(data.type, *shape.elements, allowzero)) {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("reshape", {data}, {{"newshape", *codes}, {"allowzero", allowzero}}));
+      // The relation divides the element count by the other extents without cancelling
+      // symbols ([b, s, 64] to [0, -1, 4, 16] gives b*s*64 / (b*64)): say s.
+      std::optional<std::vector<Dim>> exact = ReshapeTarget(data.type.shape(), *shape.elements, allowzero);
+      if (exact && *exact != out.type.shape()) {
+        return Values{ctx.Narrow(out, Type::Tensor(out.type.dtype(), *std::move(exact)))};
+      }
+      return Values{std::move(out)};
+    }
+  }
+  if (allowzero != 0) return ctx.Unimplemented("allowzero = 1 with a shape known only at run time");
+  return One(ctx.Call("dyn.reshape", {data, shape}));
+}
+
+absl::StatusOr<Values> ConvertFlatten(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  const int rank = x.type.rank();
+  DYNVM_ASSIGN_OR_RETURN(int64_t axis, ctx.Int("axis", 1));
+  if (axis < -rank || axis > rank) return ctx.Invalid(absl::StrFormat("axis %d for rank %d", axis, rank));
+  if (axis < 0) axis += rank;
+  Dim outer = 1, inner = 1;
+  for (int i = 0; i < rank; ++i) (i < axis ? outer : inner) = (i < axis ? outer : inner) * x.type.shape()[i];
+  std::vector<int64_t> codes;
+  if (outer.is_const()) {
+    codes = {outer.const_value(), -1};
+  } else if (inner.is_const()) {
+    codes = {-1, inner.const_value()};
+  } else {
+    return ctx.Unimplemented("both sides of the flattening axis have extents known only at run time");
+  }
+  return One(ctx.Call("reshape", {x}, {{"newshape", codes}}));
+}
+
+absl::StatusOr<Values> ConvertTranspose(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  std::vector<int64_t> reversed(x.type.rank());
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, ctx.Ints("perm", reversed));
+  return One(ctx.Call("transpose", {x}, {{"axes", perm}}));
+}
+
+
+absl::StatusOr<Values> ConvertUnsqueeze(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, 13));
+  if (!axes) return ctx.Invalid("axes are required");
+  const int out_rank = x.type.rank() + static_cast<int>(axes->size());
+  std::vector<int64_t> sorted;
+  for (const int64_t a : *axes) {
+    DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, a, out_rank));
+    sorted.push_back(axis);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return ctx.Invalid("repeated axes");
+  std::optional<std::vector<Dim>> elements;
+  if (x.type.rank() == 0 && x.elements && sorted == std::vector<int64_t>{0}) elements = x.elements;
+  OnnxValue out = x;
+  for (const int64_t axis : sorted) {
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call("expand_dims", {out}, {{"axis", axis}, {"num_newaxis", int64_t{1}}}));
+  }
+  out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertSqueeze(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, 13));
+  std::optional<std::vector<Dim>> elements;
+  if (x.type.rank() == 1 && x.elements) elements = x.elements;
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("squeeze", {x}, axes ? AxesAttr(*axes) : kernels::Attrs{}));
+  if (out.type.rank() == 0) out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertConcat(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis"));
+  std::vector<OnnxValue> inputs;
+  std::optional<std::vector<Dim>> elements = std::vector<Dim>();
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(i));
+    if (elements && x.elements && x.type.rank() == 1) {
+      elements->insert(elements->end(), x.elements->begin(), x.elements->end());
+    } else {
+      elements.reset();
+    }
+    inputs.push_back(std::move(x));
+  }
+  if (elements) {
+    if (std::optional<std::vector<int64_t>> c = ConstantDims(*elements)) {
+      return Values{NodeContext::ConstantI64(*c)};
+    }
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("concatenate", std::move(inputs), {{"axis", axis}}));
+  out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertSplit(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, x.type.rank()));
+  std::optional<std::vector<int64_t>> sizes;
+  if (ctx.opset() < 2 && ctx.OptionalInput(1)) return ctx.Unimplemented("split sizes as an input (opset 1)");
+  if (ctx.opset() < 13) {
+    if (ctx.HasAttr("split")) {
+      DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> s, ctx.Ints("split"));
+      sizes = std::move(s);
+    }
+  } else if (ctx.OptionalInput(1)) {
+    DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> s, ctx.ConstantInts(1));
+    sizes = std::move(s);
+  }
+  const int parts = ctx.num_outputs();
+  kernels::Attrs attrs{{"axis", int64_t{axis}}};
+  if (sizes) {
+    if (static_cast<int>(sizes->size()) != parts) {
+      return ctx.Invalid(absl::StrFormat("%d split sizes for %d outputs", sizes->size(), parts));
+    }
+    std::vector<int64_t> points;
+    int64_t at = 0;
+    for (int i = 0; i + 1 < parts; ++i) points.push_back(at += (*sizes)[i]);
+    attrs["indices_or_sections"] = points;
+  } else {
+    attrs["indices_or_sections"] = int64_t{parts};
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue tuple, ctx.Call("split", {x}, std::move(attrs)));
+  if (parts == 1) {
+    return Values{NodeContext::Field(tuple, 0)};
+  }
+  Values out;
+  for (int i = 0; i < parts; ++i) out.push_back(NodeContext::Field(tuple, i));
+  return out;
+}
+
+// The type of a Slice the relation of dyn.strided_slice leaves `?`, when starts are 0,
+// steps 1 and axes known, and each end is a constant or an extent e (a symbol, so
+// e >= 0): the result's extent is then min(e, D) for the data's extent D (ONNX clamps
+// the end to D), which is e when D is e. Nothing otherwise.
+std::optional<Type> SliceType(const NodeContext& ctx, const Type& data) {
+  const auto known = [&](int i) -> std::optional<std::vector<int64_t>> {
+    std::optional<OnnxValue> v = ctx.OptionalInput(i);
+    return v ? v->ConstantElements() : std::nullopt;
+  };
+  const std::optional<std::vector<int64_t>> starts = known(1);
+  std::optional<OnnxValue> ends = ctx.OptionalInput(2);
+  if (!starts || !ends || !ends->elements || ends->elements->size() != starts->size()) return std::nullopt;
+  const size_t n = starts->size();
+  std::vector<int64_t> axes(n), steps(n, 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (ctx.OptionalInput(3)) {
+    std::optional<std::vector<int64_t>> a = known(3);
+    if (!a || a->size() != n) return std::nullopt;
+    axes = *a;
+  }
+  if (ctx.OptionalInput(4)) {
+    std::optional<std::vector<int64_t>> s = known(4);
+    if (!s || s->size() != n) return std::nullopt;
+    steps = *s;
+  }
+  std::vector<Dim> shape = data.shape();
+  std::vector<bool> seen(shape.size(), false);
+  for (size_t k = 0; k < n; ++k) {
+    int64_t axis = axes[k];
+    if (axis < 0) axis += data.rank();
+    if (axis < 0 || axis >= data.rank() || seen[axis] || (*starts)[k] != 0 || steps[k] != 1) {
+      return std::nullopt;
+    }
+    seen[axis] = true;
+    const Dim& e = (*ends->elements)[k];
+    const Dim& d = shape[axis];
+    if (!e.is_symbol()) return std::nullopt;
+    if (e == d) continue;
+    if (!d.is_const() || d.const_value() < 1) return std::nullopt;
+    shape[axis] = Min(e, d);
+  }
+  return Type::Tensor(data.dtype(), std::move(shape));
+}
+
+absl::StatusOr<Values> ConvertSlice(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    DYNVM_ASSIGN_OR_RETURN(starts, ctx.Ints("starts"));
+    DYNVM_ASSIGN_OR_RETURN(ends, ctx.Ints("ends"));
+    if (ctx.HasAttr("axes")) {
+      DYNVM_ASSIGN_OR_RETURN(axes, ctx.Ints("axes"));
+    }
+  } else {
+    const auto known = [&](int i) -> std::optional<std::vector<int64_t>> {
+      std::optional<OnnxValue> v = ctx.OptionalInput(i);
+      return v ? v->ConstantElements() : std::nullopt;
+    };
+    starts = known(1);
+    ends = known(2);
+    axes = known(3);
+    steps = known(4);
+    const bool runtime = !starts || !ends || (ctx.OptionalInput(3) && !axes) ||
+                         (ctx.OptionalInput(4) && !steps);
+    if (runtime) {
+      std::vector<OnnxValue> args = {data};
+      for (int i = 1; i < ctx.num_inputs(); ++i) {
+        std::optional<OnnxValue> v = ctx.OptionalInput(i);
+        if (!v) {
+          if (i == 3) {  // axes absent but steps present: 0..n-1
+            DYNVM_ASSIGN_OR_RETURN(OnnxValue s, ctx.Input(1));
+            if (s.type.rank() != 1 || !s.type.shape()[0].is_const()) {
+              return ctx.Unimplemented("steps without axes, with starts of unknown length");
+            }
+            std::vector<int64_t> all(s.type.shape()[0].const_value());
+            std::iota(all.begin(), all.end(), 0);
+            args.push_back(NodeContext::ConstantI64(all));
+            continue;
+          }
+          return ctx.Invalid(absl::StrFormat("input %d is required", i));
+        }
+        args.push_back(ShapeOperand(*v));
+      }
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("dyn.strided_slice", std::move(args)));
+      if (std::optional<Type> type = SliceType(ctx, data.type)) return Values{ctx.Narrow(out, *type)};
+      return Values{std::move(out)};
+    }
+  }
+  const size_t n = starts->size();
+  if (ends->size() != n || (axes && axes->size() != n) || (steps && steps->size() != n)) {
+    return ctx.Invalid("starts, ends, axes and steps differ in length");
+  }
+  if (!axes) {
+    axes.emplace(n);
+    std::iota(axes->begin(), axes->end(), 0);
+  }
+  if (!steps) steps.emplace(n, 1);
+  // Slices of shape values keep their elements.
+  std::optional<std::vector<Dim>> elements;
+  if (data.elements && data.type.rank() == 1 && n == 1) {
+    const int64_t len = static_cast<int64_t>(data.elements->size());
+    int64_t s = (*starts)[0], e = (*ends)[0];
+    const int64_t step = (*steps)[0];
+    if (step > 0) {
+      if (s < 0) s += len;
+      if (e < 0) e += len;
+      s = std::clamp<int64_t>(s, 0, len);
+      e = std::clamp<int64_t>(e, 0, len);
+      elements.emplace();
+      for (int64_t i = s; i < e; i += step) elements->push_back((*data.elements)[i]);
+    }
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("strided_slice", {data},
+                                                 {{"begin", *starts}, {"end", *ends},
+                                                  {"strides", *steps}, {"axes", *axes}}));
+  out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertGather(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue indices, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", 0));
+  std::optional<std::vector<Dim>> elements;
+  if (data.elements && data.type.rank() == 1 && indices.type.rank() <= 1) {
+    if (std::optional<std::vector<int64_t>> idx = indices.ConstantElements()) {
+      const int64_t n = static_cast<int64_t>(data.elements->size());
+      elements.emplace();
+      for (int64_t i : *idx) {
+        if (i < -n || i >= n) return ctx.Invalid(absl::StrFormat("index %d out of range [%d, %d)", i, -n, n));
+        elements->push_back((*data.elements)[i < 0 ? i + n : i]);
+      }
+      if (std::optional<std::vector<int64_t>> c = ConstantDims(*elements)) {
+        return Values{NodeContext::ConstantI64(*c, indices.type.rank() == 0)};
+      }
+    }
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("take", {data, indices}, {{"axis", axis}, {"mode", std::string("fast")}}));
+  out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertGatherElements(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue indices, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", 0));
+  return One(ctx.Call("gather", {data, indices}, {{"axis", axis}}));
+}
+
+absl::StatusOr<Values> ConvertScatterElements(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue indices, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue updates, ctx.Input(2));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", 0));
+  DYNVM_ASSIGN_OR_RETURN(std::string reduction, ctx.String("reduction", "none"));
+  if (reduction == "none") reduction = "update";
+  return One(ctx.Call("scatter_elements", {data, indices, updates}, {{"axis", axis}, {"reduction", reduction}}));
+}
+
+// numpy's broadcast of two shapes, when the types tell it.
+std::optional<std::vector<Dim>> BroadcastDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<Dim> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Dim x = i < n - a.size() ? Dim(1) : a[i - (n - a.size())];
+    const Dim y = i < n - b.size() ? Dim(1) : b[i - (n - b.size())];
+    if (x == y || (y.is_const() && y.const_value() == 1)) {
+      out[i] = x;
+    } else if (x.is_const() && x.const_value() == 1) {
+      out[i] = y;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Values> ConvertExpand(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Input(1));
+  // Expand broadcasts both ways: the result is the broadcast of x's shape and `shape`.
+  if (shape.elements) {
+    if (std::optional<std::vector<Dim>> dims = BroadcastDims(x.type.shape(), *shape.elements)) {
+      std::vector<int64_t> target;
+      for (const Dim& d : *dims) {
+        if (!d.is_const()) break;
+        target.push_back(d.const_value());
+      }
+      if (target.size() == dims->size()) {
+        return One(ctx.Call("broadcast_to", {x}, {{"shape", target}}));
+      }
+    }
+  }
+  if (shape.elements) {
+    // The result's shape is known symbolically; when it is the target itself (no 1 in
+    // the target where x is wider), numpy's broadcast_to computes it.
+    std::optional<std::vector<Dim>> dims = BroadcastDims(x.type.shape(), *shape.elements);
+    if (dims && *dims == *shape.elements) {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("dyn.broadcast_to", {x, shape}));
+      return Values{ctx.Narrow(out, Type::Tensor(x.type.dtype(), *std::move(dims)))};
+    }
+  }
+  if (shape.type.rank() == 1 && shape.type.shape()[0].is_const() &&
+      shape.type.shape()[0].const_value() >= x.type.rank()) {
+    // A target of at least x's rank: numpy's broadcast_to, unless an extent of the
+    // target is 1 where x's is not (then x's wins); zeros of the target's shape added
+    // to x give exactly ONNX's result in both cases.
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zeros, ctx.Call("dyn.zeros", {ShapeOperand(shape)},
+                                                     {{"dtype", std::string(RelayDTypeName(x.type.dtype()))}}));
+    if (x.type.dtype() == DType::kBool) return One(ctx.Call("logical_or", {x, zeros}));
+    return One(ctx.Call("add", {x, zeros}));
+  }
+  return ctx.Unimplemented("a target shape shorter than the input's rank, known only at run time");
+}
+
+absl::StatusOr<Values> ConvertTile(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> reps, ctx.ConstantInts(1));
+  return One(ctx.Call("tile", {x}, {{"reps", reps}}));
+}
+
+absl::StatusOr<Values> ConvertPad(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(std::string mode, ctx.String("mode", "constant"));
+  std::vector<int64_t> pads;
+  std::optional<OnnxValue> value;
+  if (ctx.opset() < 11) {
+    DYNVM_ASSIGN_OR_RETURN(pads, ctx.Ints("pads"));
+    DYNVM_ASSIGN_OR_RETURN(const double v, ctx.Float("value", 0.0));
+    DYNVM_ASSIGN_OR_RETURN(value, NodeContext::ConstantScalarOf(x.type.dtype(), v));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(pads, ctx.ConstantInts(1));
+    value = ctx.OptionalInput(2);
+    if (ctx.OptionalInput(3)) return ctx.Unimplemented("the axes input (opset 18) is not supported");
+  }
+  const int rank = x.type.rank();
+  if (static_cast<int>(pads.size()) != 2 * rank) {
+    return ctx.Invalid(absl::StrFormat("%d pads for rank %d, expected %d", pads.size(), rank, 2 * rank));
+  }
+  std::vector<int64_t> width;
+  for (int i = 0; i < rank; ++i) {
+    if (pads[i] < 0 || pads[i + rank] < 0) return ctx.Unimplemented("negative pads (cropping) are not supported");
+    width.push_back(pads[i]);
+    width.push_back(pads[i + rank]);
+  }
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    return ctx.Unimplemented(absl::StrFormat("mode '%s' is not supported", mode));
+  }
+  std::vector<OnnxValue> args = {x};
+  if (mode == "constant" && value) args.push_back(*value);
+  return One(ctx.Call("nn.pad", std::move(args), {{"pad_width", width}, {"pad_mode", mode}}));
+}
+
+absl::StatusOr<Values> ConvertTopK(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  int64_t k;
+  if (ctx.opset() < 10) {
+    DYNVM_ASSIGN_OR_RETURN(k, ctx.Int("k"));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> ks, ctx.ConstantInts(1));
+    if (ks.size() != 1) return ctx.Invalid("K must hold one value");
+    k = ks[0];
+  }
+  if (k < 1) return ctx.Unimplemented("K below 1");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", -1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t largest, ctx.Int("largest", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t sorted, ctx.Int("sorted", 1));
+  if (sorted == 0) return ctx.Unimplemented("sorted = 0");
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue both, ctx.Call("topk", {x}, {{"k", k}, {"axis", axis},
+                                                                {"ret_type", std::string("both")},
+                                                                {"is_ascend", int64_t{largest == 0}},
+                                                                {"dtype", std::string("int64")}}));
+  return Values{NodeContext::Field(both, 0), NodeContext::Field(both, 1)};
+}
+
+absl::StatusOr<Values> ConvertNonZero(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  return One(ctx.Call("nonzero", {x}));
+}
+
+}  // namespace
+
+void AddDataMovementConverters(ConverterTable& table) {
+  table.insert({
+      {"Reshape", {ConvertReshape, {"allowzero"}}}, {"Flatten", {ConvertFlatten, {"axis"}}},
+      {"Transpose", {ConvertTranspose, {"perm"}}}, {"Squeeze", {ConvertSqueeze, {"axes"}}},
+      {"Unsqueeze", {ConvertUnsqueeze, {"axes"}}}, {"Concat", {ConvertConcat, {"axis"}}},
+      {"Split", {ConvertSplit, {"axis", "split"}}}, {"Slice", {ConvertSlice, {"starts", "ends", "axes"}}},
+      {"Gather", {ConvertGather, {"axis"}}}, {"GatherElements", {ConvertGatherElements, {"axis"}}},
+      {"ScatterElements", {ConvertScatterElements, {"axis", "reduction"}}},
+      {"Expand", {ConvertExpand, {}}}, {"Tile", {ConvertTile, {}}},
+      {"Pad", {ConvertPad, {"mode", "pads", "value"}}}, {"NonZero", {ConvertNonZero, {}}},
+      {"TopK", {ConvertTopK, {"axis", "largest", "sorted", "k"}}},
+  });
+}
+
+}  // namespace dynvm::compiler::onnx_frontend::ops

@@ -1,0 +1,317 @@
+// Converters of ONNX's elementwise operators: unary and binary maps, comparisons and
+// logic, variadic Max/Min/Sum/Mean, Cast, Clip, Where, and the activations ONNX defines
+// by formulas, composed of the kernels' operators.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/ops/common.h"
+#include "compiler/frontend/onnx/tensor_proto.h"
+
+namespace dynvm::compiler::onnx_frontend::ops {
+namespace {
+
+template <OpName kOp>
+absl::StatusOr<Values> Unary(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  return One(ctx.Call(kOp.view(), {x}));
+}
+
+// Elementwise arithmetic on the elements of shape values (Dims), numpy broadcasting of
+// one-element operands; nothing when the result cannot be told.
+std::optional<std::vector<Dim>> FoldArithmetic(std::string_view op, const OnnxValue& a,
+                                               const OnnxValue& b) {
+  if (!a.elements || !b.elements) return std::nullopt;
+  const std::vector<Dim>& x = *a.elements;
+  const std::vector<Dim>& y = *b.elements;
+  if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return std::nullopt;
+  const size_t n = std::max(x.size(), y.size());
+  std::vector<Dim> out;
+  for (size_t i = 0; i < n; ++i) {
+    const Dim& l = x[x.size() == 1 ? 0 : i];
+    const Dim& r = y[y.size() == 1 ? 0 : i];
+    if (l.is_any() || r.is_any()) return std::nullopt;
+    if (op == "add") {
+      out.push_back(l + r);
+    } else if (op == "subtract") {
+      out.push_back(l - r);
+    } else if (op == "multiply") {
+      out.push_back(l * r);
+    } else if (op == "divide") {
+      // ONNX truncates; floor division agrees when both are non-negative: a constant
+      // >= 0, or an extent (a symbol), over a positive constant.
+      if (!r.is_const() || r.const_value() <= 0) return std::nullopt;
+      if (l.is_const() ? l.const_value() < 0 : !l.is_symbol()) return std::nullopt;
+      out.push_back(FloorDiv(l, r));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+template <OpName kOp>
+absl::StatusOr<Values> Binary(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  std::optional<std::vector<Dim>> folded;
+  if (a.type.rank() <= 1 && b.type.rank() <= 1) folded = FoldArithmetic(kOp.view(), a, b);
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kOp.view(), {a, b}));
+  out.elements = std::move(folded);
+  return Values{std::move(out)};
+}
+
+// Max, Min, Sum, Mean: any number of inputs, broadcast together.
+template <OpName kOp>
+absl::StatusOr<Values> Variadic(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue acc, ctx.Input(0));
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(i));
+    constexpr std::string_view op = kOp.view() == "mean" ? std::string_view("add") : kOp.view();
+    DYNVM_ASSIGN_OR_RETURN(acc, ctx.Call(op, {acc, x}));
+  }
+  if constexpr (kOp.view() == "mean") {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue n, NodeContext::ConstantScalarOf(acc.type.dtype(), ctx.num_inputs()));
+    return One(ctx.Call("divide", {acc, n}));
+  }
+  return Values{acc};
+}
+
+absl::StatusOr<Values> ConvertPow(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  if (b.type.dtype() != a.type.dtype()) {  // opset 12+: the exponent may have its own type
+    DYNVM_ASSIGN_OR_RETURN(b, ctx.Call("cast", {b}, {{"dtype", std::string(RelayDTypeName(a.type.dtype()))}}));
+  }
+  return One(ctx.Call("power", {a, b}));
+}
+
+absl::StatusOr<Values> ConvertMod(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t fmod, ctx.Int("fmod", 0));
+  return One(ctx.Call(fmod != 0 ? "mod" : "floor_mod", {a, b}));
+}
+
+absl::StatusOr<Values> ConvertCast(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t to, ctx.Int("to"));
+  absl::StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int32_t>(to));
+  if (!dtype.ok()) return ctx.Unimplemented(std::string(dtype.status().message()));
+  std::optional<std::vector<Dim>> elements = x.elements;
+  if (*dtype != DType::kI64 && *dtype != DType::kI32) elements.reset();
+  if (*dtype == x.type.dtype()) return Values{x};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("cast", {x}, {{"dtype", std::string(RelayDTypeName(*dtype))}}));
+  out.elements = std::move(elements);
+  return Values{std::move(out)};
+}
+
+absl::StatusOr<Values> ConvertLeakyRelu(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const double alpha, ctx.Float("alpha", 0.01));
+  return One(ctx.Call("nn.leaky_relu", {x}, {{"alpha", alpha}}));
+}
+
+absl::StatusOr<Values> ConvertClip(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (ctx.opset() < 11) {
+    DYNVM_ASSIGN_OR_RETURN(const double lo, ctx.Float("min", -std::numeric_limits<float>::max()));
+    DYNVM_ASSIGN_OR_RETURN(const double hi, ctx.Float("max", std::numeric_limits<float>::max()));
+    return One(ctx.Call("clip", {x}, {{"a_min", lo}, {"a_max", hi}}));
+  }
+  // opset 11+: bounds are optional inputs of x's type, applied as max then min (which
+  // also serves integers and run-time bounds).
+  OnnxValue out = x;
+  if (std::optional<OnnxValue> lo = ctx.OptionalInput(1)) {
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call("maximum", {out, *lo}));
+  }
+  if (std::optional<OnnxValue> hi = ctx.OptionalInput(2)) {
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call("minimum", {out, *hi}));
+  }
+  return Values{out};
+}
+
+absl::StatusOr<Values> ConvertWhere(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue c, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Input(2));
+  return One(ctx.Call("where", {c, x, y}));
+}
+
+absl::StatusOr<Values> ConvertIdentity(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  return Values{x};
+}
+
+// Inference: the data passes through; the mask output is not produced.
+absl::StatusOr<Values> ConvertDropout(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (ctx.HasOutput(1)) return ctx.Unimplemented("the mask output is not supported (inference only)");
+  if (ctx.OptionalInput(2)) {
+    DYNVM_ASSIGN_OR_RETURN(const double training, ctx.ConstantScalar(2));
+    if (training != 0.0) return ctx.Unimplemented("training_mode = true is not supported");
+  }
+  return Values{x};
+}
+
+// Activations that ONNX defines as formulas, composed of the kernels' operators (the
+// fusion pass makes each one kernel again). x's dtype must be f32, as for the kernels.
+template <OpName kOp>
+absl::StatusOr<Values> Activation(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  const DType dtype = x.type.dtype();
+  const auto c = [&](double v) { return NodeContext::ConstantScalarOf(dtype, v); };
+  const auto call = [&](std::string_view op, std::vector<OnnxValue> args) { return ctx.Call(op, std::move(args)); };
+  constexpr std::string_view op = kOp.view();
+  if constexpr (op == "HardSigmoid" || op == "HardSwish") {
+    double alpha = 1.0 / 6, beta = 0.5;
+    if constexpr (op == "HardSigmoid") {
+      DYNVM_ASSIGN_OR_RETURN(alpha, ctx.Float("alpha", 0.2));
+      DYNVM_ASSIGN_OR_RETURN(beta, ctx.Float("beta", 0.5));
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue a, c(alpha));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue b, c(beta));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue t, call("multiply", {x, a}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("add", {t, b}));
+    DYNVM_ASSIGN_OR_RETURN(t, ctx.Call("clip", {t}, {{"a_min", 0.0}, {"a_max", 1.0}}));
+    if constexpr (op == "HardSwish") return One(call("multiply", {x, t}));
+    return Values{t};
+  } else if constexpr (op == "Elu" || op == "Selu" || op == "Celu") {
+    // Elu: x > 0 ? x : alpha (e^x - 1); Selu: gamma times that; Celu:
+    // max(0, x) + min(0, alpha (e^(x / alpha) - 1)).
+    DYNVM_ASSIGN_OR_RETURN(const double alpha,
+                           ctx.Float("alpha", op == "Selu" ? 1.67326319217681884765625 : 1.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue a, c(alpha));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue one, c(1.0));
+    OnnxValue in = x;
+    if constexpr (op == "Celu") {
+      DYNVM_ASSIGN_OR_RETURN(in, call("divide", {x, a}));
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue e, call("exp", {in}));
+    DYNVM_ASSIGN_OR_RETURN(e, call("subtract", {e, one}));
+    DYNVM_ASSIGN_OR_RETURN(e, call("multiply", {a, e}));
+    if constexpr (op == "Celu") {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue lo, call("minimum", {zero, e}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue hi, call("maximum", {zero, x}));
+      return One(call("add", {hi, lo}));
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue positive, call("greater", {x, zero}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue out, call("where", {positive, x, e}));
+    if constexpr (op == "Selu") {
+      DYNVM_ASSIGN_OR_RETURN(const double gamma, ctx.Float("gamma", 1.05070102214813232421875));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue g, c(gamma));
+      return One(call("multiply", {g, out}));
+    }
+    return Values{out};
+  } else if constexpr (op == "Softplus") {
+    // log(1 + e^x) as max(x, 0) + log(1 + e^-|x|), which does not overflow.
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue one, c(1.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue t, call("abs", {x}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("negative", {t}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("exp", {t}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("add", {one, t}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("log", {t}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue m, call("maximum", {x, zero}));
+    return One(call("add", {m, t}));
+  } else if constexpr (op == "Softsign") {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue one, c(1.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue t, call("abs", {x}));
+    DYNVM_ASSIGN_OR_RETURN(t, call("add", {one, t}));
+    return One(call("divide", {x, t}));
+  } else if constexpr (op == "ThresholdedRelu") {
+    DYNVM_ASSIGN_OR_RETURN(const double alpha, ctx.Float("alpha", 1.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue a, c(alpha));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue above, call("greater", {x, a}));
+    return One(call("where", {above, x, zero}));
+  } else if constexpr (op == "Shrink") {
+    DYNVM_ASSIGN_OR_RETURN(const double bias, ctx.Float("bias", 0.0));
+    DYNVM_ASSIGN_OR_RETURN(const double lambd, ctx.Float("lambd", 0.5));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue b, c(bias));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue l, c(lambd));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue nl, c(-lambd));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue below, call("less", {x, nl}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue above, call("greater", {x, l}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue up, call("add", {x, b}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue down, call("subtract", {x, b}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue inner, call("where", {above, down, zero}));
+    return One(call("where", {below, up, inner}));
+  } else if constexpr (op == "PRelu") {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue slope, ctx.Input(1));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue negative, call("less", {x, zero}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue scaled, call("multiply", {x, slope}));
+    return One(call("where", {negative, scaled, x}));
+  } else if constexpr (op == "Tan") {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue sine, call("sin", {x}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue cosine, call("cos", {x}));
+    return One(call("divide", {sine, cosine}));
+  } else if constexpr (op == "IsInf") {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t positive, ctx.Int("detect_positive", 1));
+    DYNVM_ASSIGN_OR_RETURN(const int64_t negative, ctx.Int("detect_negative", 1));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue pinf, c(INFINITY));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue ninf, c(-INFINITY));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue is_pinf, call("equal", {x, pinf}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue is_ninf, call("equal", {x, ninf}));
+    if (positive != 0 && negative != 0) return One(call("logical_or", {is_pinf, is_ninf}));
+    if (positive != 0) return Values{is_pinf};
+    if (negative != 0) return Values{is_ninf};
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue no, NodeContext::ConstantScalarOf(DType::kBool, 0.0));
+    return One(call("logical_and", {is_pinf, no}));
+  } else {
+    static_assert(op == "CastLike");
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue like, ctx.Input(1));
+    if (like.type.dtype() == dtype) return Values{x};
+    return One(ctx.Call("cast", {x}, {{"dtype", std::string(RelayDTypeName(like.type.dtype()))}}));
+  }
+}
+
+}  // namespace
+
+void AddElementwiseConverters(ConverterTable& table) {
+  table.insert({
+      {"Neg", {Unary<"negative">, {}}}, {"Abs", {Unary<"abs">, {}}}, {"Exp", {Unary<"exp">, {}}},
+      {"Log", {Unary<"log">, {}}}, {"Sqrt", {Unary<"sqrt">, {}}},
+      {"Reciprocal", {Unary<"reciprocal">, {}}}, {"Tanh", {Unary<"tanh">, {}}},
+      {"Sigmoid", {Unary<"sigmoid">, {}}}, {"Relu", {Unary<"nn.relu">, {}}},
+      {"Erf", {Unary<"erf">, {}}}, {"Sin", {Unary<"sin">, {}}}, {"Cos", {Unary<"cos">, {}}},
+      {"Floor", {Unary<"floor">, {}}}, {"Ceil", {Unary<"ceil">, {}}}, {"Round", {Unary<"round">, {}}},
+      {"Sign", {Unary<"sign">, {}}}, {"Not", {Unary<"logical_not">, {}}},
+      {"IsNaN", {Unary<"isnan">, {}}}, {"LeakyRelu", {ConvertLeakyRelu, {"alpha"}}},
+      {"Clip", {ConvertClip, {"min", "max"}}}, {"Cast", {ConvertCast, {"to"}}},
+      {"Identity", {ConvertIdentity, {}}},
+      {"HardSigmoid", {Activation<"HardSigmoid">, {"alpha", "beta"}}},
+      {"HardSwish", {Activation<"HardSwish">, {}}}, {"Elu", {Activation<"Elu">, {"alpha"}}},
+      {"Selu", {Activation<"Selu">, {"alpha", "gamma"}}}, {"Celu", {Activation<"Celu">, {"alpha"}}},
+      {"Softplus", {Activation<"Softplus">, {}}}, {"Softsign", {Activation<"Softsign">, {}}},
+      {"ThresholdedRelu", {Activation<"ThresholdedRelu">, {"alpha"}}},
+      {"Shrink", {Activation<"Shrink">, {"bias", "lambd"}}}, {"PRelu", {Activation<"PRelu">, {}}},
+      {"Tan", {Activation<"Tan">, {}}},
+      {"IsInf", {Activation<"IsInf">, {"detect_negative", "detect_positive"}}},
+      {"CastLike", {Activation<"CastLike">, {}}}, {"Dropout", {ConvertDropout, {"ratio", "seed", "is_test"}}},
+      {"Add", {Binary<"add">, {"broadcast"}}}, {"Sub", {Binary<"subtract">, {"broadcast"}}},
+      {"Mul", {Binary<"multiply">, {"broadcast"}}}, {"Div", {Binary<"divide">, {"broadcast"}}},
+      {"Pow", {ConvertPow, {"broadcast"}}}, {"Mod", {ConvertMod, {"fmod"}}},
+      {"Equal", {Binary<"equal">, {"broadcast"}}}, {"Less", {Binary<"less">, {"broadcast"}}},
+      {"LessOrEqual", {Binary<"less_equal">, {}}}, {"Greater", {Binary<"greater">, {"broadcast"}}},
+      {"GreaterOrEqual", {Binary<"greater_equal">, {}}}, {"And", {Binary<"logical_and">, {"broadcast"}}},
+      {"Or", {Binary<"logical_or">, {"broadcast"}}}, {"Xor", {Binary<"logical_xor">, {"broadcast"}}},
+      {"Where", {ConvertWhere, {}}}, {"Max", {Variadic<"maximum">, {}}},
+      {"Min", {Variadic<"minimum">, {}}}, {"Sum", {Variadic<"add">, {}}},
+      {"Mean", {Variadic<"mean">, {}}},
+  });
+}
+
+}  // namespace dynvm::compiler::onnx_frontend::ops

@@ -1,0 +1,350 @@
+// Converters of ONNX's neural-network operators: MatMul, Gemm, Softmax, LogSoftmax,
+// LayerNormalization, BatchNormalization, the reductions, CumSum, convolution and
+// pooling.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/frontend/onnx/ops/common.h"
+
+namespace dynvm::compiler::onnx_frontend::ops {
+namespace {
+
+absl::StatusOr<Values> ConvertMatMul(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  // x · W with a constant matrix W is nn.dense with Wᵀ (transposed once, by constant
+  // folding), the form the fusion pass gives bias and activation epilogues.
+  if (b.expr.is(ExprKind::kConstant) && b.type.rank() == 2 && a.type.rank() >= 2 &&
+      a.type.dtype() == DType::kF32 && b.type.dtype() == DType::kF32) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue wt, ctx.Call("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}}));
+    return One(ctx.Call("nn.dense", {a, wt}));
+  }
+  return One(ctx.Call("matmul", {a, b}));
+}
+
+absl::StatusOr<Values> ConvertGemm(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const double alpha, ctx.Float("alpha", 1.0));
+  DYNVM_ASSIGN_OR_RETURN(const double beta, ctx.Float("beta", 1.0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t trans_a, ctx.Int("transA", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t trans_b, ctx.Int("transB", 0));
+  const kernels::Attrs attrs = {{"trans_a", trans_a}, {"trans_b", trans_b}, {"alpha", alpha}};
+  std::optional<OnnxValue> c = ctx.OptionalInput(2);
+  if (c && beta == 1.0 && c->type.rank() == 1) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue ab, ctx.Call("gemm", {a, b}, attrs));
+    if (ab.type.rank() == 2 && c->type.shape()[0] == ab.type.shape()[1]) {
+      return One(ctx.Call("gemm", {a, b, *c}, attrs));
+    }
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("gemm", {a, b}, attrs));
+  if (!c || beta == 0.0) return Values{out};
+  OnnxValue bias = *c;
+  if (beta != 1.0) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue scale, NodeContext::ConstantScalarOf(c->type.dtype(), beta));
+    DYNVM_ASSIGN_OR_RETURN(bias, ctx.Call("multiply", {bias, scale}));
+  }
+  return One(ctx.Call("add", {out, bias}));
+}
+
+// Softmax and LogSoftmax: one axis from opset 13; before, the input is coerced to 2-D at
+// `axis` (default 1) and normalised over the second dimension.
+template <OpName kOp>
+absl::StatusOr<Values> SoftmaxLike(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  const int rank = x.type.rank();
+  if (ctx.opset() >= 13) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", -1));
+    return One(ctx.Call(kOp.view(), {x}, {{"axis", axis}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", 1));
+  if (rank == 0) return One(ctx.Call(kOp.view(), {x}, {{"axis", int64_t{-1}}}));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, rank));
+  if (axis == rank - 1) return One(ctx.Call(kOp.view(), {x}, {{"axis", int64_t{-1}}}));
+  Dim inner = 1;
+  for (int i = axis; i < rank; ++i) inner = inner * x.type.shape()[i];
+  if (!inner.is_const()) return ctx.Unimplemented("coercing to 2-D over extents known only at run time");
+  const std::vector<int64_t> flat = axis == 0 ? std::vector<int64_t>{1, -1} : std::vector<int64_t>{-1, inner.const_value()};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x2, ctx.Call("reshape", {x}, {{"newshape", flat}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y2, ctx.Call(kOp.view(), {x2}, {{"axis", int64_t{-1}}}));
+  std::vector<int64_t> back;
+  for (int i = 0; i < rank; ++i) back.push_back(x.type.shape()[i].is_const() ? x.type.shape()[i].const_value() : 0);
+  int unknown = 0;
+  for (int i = axis; i < rank; ++i) unknown += !x.type.shape()[i].is_const();
+  if (unknown == 0) {  // a 0 code copies y2's extent at that position: only safe before axis 2
+    for (int i = 0; i < rank; ++i) {
+      if (back[i] == 0 && i >= 1) {
+        DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
+        return One(ctx.Call("dyn.reshape", {y2, shape}));
+      }
+    }
+    if (axis == 0 && back[0] == 0) back[0] = -1;
+    return One(ctx.Call("reshape", {y2}, {{"newshape", back}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
+  return One(ctx.Call("dyn.reshape", {y2, shape}));
+}
+
+// LayerNormalization over axes [axis, rank): nn.layer_norm over the last axis, the
+// normalised axes flattened into one when there are several (their extents constant),
+// and the optional Mean and InvStdDev outputs computed apart when asked for.
+absl::StatusOr<Values> ConvertLayerNorm(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue scale, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", -1));
+  DYNVM_ASSIGN_OR_RETURN(const double epsilon, ctx.Float("epsilon", 1e-5));
+  const int rank = x.type.rank();
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, rank));
+  const std::vector<Dim> inner(x.type.shape().begin() + axis, x.type.shape().end());
+  const std::optional<std::vector<int64_t>> inner_extents = ConstantDims(inner);
+  const bool flatten = rank - axis > 1;
+  if (flatten && !inner_extents) return ctx.Unimplemented("normalising over several axes of extents known only at run time");
+  const int64_t n = inner_extents ? std::accumulate(inner_extents->begin(), inner_extents->end(), int64_t{1},
+                                                    std::multiplies<>()) : 0;
+  // Scale and bias as [n] (broadcast to the normalised shape first, as ONNX allows).
+  const auto as_vector = [&](const OnnxValue& v) -> absl::StatusOr<OnnxValue> {
+    if (!flatten && v.type.rank() == 1 && v.type.shape()[0] == inner[0]) return v;
+    if (!inner_extents) return ctx.Unimplemented("a scale or bias that broadcasts over an extent known only at run time");
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue full, ctx.Call("broadcast_to", {v}, {{"shape", *inner_extents}}));
+    return ctx.Call("reshape", {full}, {{"newshape", std::vector<int64_t>{n}}});
+  };
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue gamma, as_vector(scale));
+  kernels::Attrs attrs = {{"axis", int64_t{-1}}, {"epsilon", epsilon}};
+  OnnxValue beta = gamma;  // a placeholder of the right shape when there is no bias
+  if (std::optional<OnnxValue> bias = ctx.OptionalInput(2)) {
+    DYNVM_ASSIGN_OR_RETURN(beta, as_vector(*bias));
+  } else {
+    attrs["center"] = int64_t{0};
+  }
+  OnnxValue data = x;
+  std::vector<int64_t> leading(axis, 0);  // reshape codes: copy the leading extents
+  if (flatten) {
+    std::vector<int64_t> codes = leading;
+    codes.push_back(n);
+    DYNVM_ASSIGN_OR_RETURN(data, ctx.Call("reshape", {x}, {{"newshape", codes}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("nn.layer_norm", {data, gamma, beta}, std::move(attrs)));
+  if (flatten) {
+    std::vector<int64_t> codes = leading;
+    codes.insert(codes.end(), inner_extents->begin(), inner_extents->end());
+    DYNVM_ASSIGN_OR_RETURN(y, ctx.Call("reshape", {y}, {{"newshape", codes}}));
+  }
+  Values out = {y};
+  if (ctx.HasOutput(1) || ctx.HasOutput(2)) {
+    std::vector<int64_t> axes(rank - axis);
+    std::iota(axes.begin(), axes.end(), axis);
+    const kernels::Attrs reduce = {{"axis", axes}, {"keepdims", int64_t{1}}};
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue mean, ctx.Call("mean", {x}, reduce));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue d, ctx.Call("subtract", {x, mean}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue d2, ctx.Call("multiply", {d, d}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue var, ctx.Call("mean", {d2}, reduce));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue eps, NodeContext::ConstantScalarOf(x.type.dtype(), epsilon));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue sum, ctx.Call("add", {var, eps}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue inv, ctx.Call("rsqrt", {sum}));
+    out.push_back(std::move(mean));
+    out.push_back(std::move(inv));
+  }
+  return out;
+}
+
+absl::StatusOr<Values> ConvertBatchNorm(NodeContext& ctx) {
+  if (ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unimplemented("training outputs");
+  std::vector<OnnxValue> args;
+  for (int i = 0; i < 5; ++i) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(i));
+    args.push_back(std::move(v));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const double epsilon, ctx.Float("epsilon", 1e-5));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t spatial, ctx.Int("spatial", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t training, ctx.Int("training_mode", 0));
+  if (spatial != 1) return ctx.Unimplemented("spatial = 0 (per-element statistics)");
+  if (training != 0) return ctx.Unimplemented("training_mode = 1");
+  return One(ctx.Call("nn.batch_norm", std::move(args), {{"axis", int64_t{1}}, {"epsilon", epsilon}}));
+}
+
+const std::vector<std::string_view> kReduceAttrs = {"axes", "keepdims", "noop_with_empty_axes"};
+
+// Reductions over `axes` (attribute, or input from `axes_input_since`); keepdims
+// (default 1); noop_with_empty_axes. `kPre`/`kPost` compose ReduceSumSquare, ReduceL1,
+// ReduceLogSum and ReduceLogSumExp.
+template <OpName kOp, int64_t kAxesInputSince, OpName kPre = "", OpName kPost = "">
+absl::StatusOr<Values> Reduce(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, ctx.Int("keepdims", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t noop, ctx.Int("noop_with_empty_axes", 0));
+  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, kAxesInputSince));
+  if ((!axes || axes->empty()) && noop != 0) return Values{x};
+  kernels::Attrs attrs = {{"keepdims", keepdims}};
+  if (axes && !axes->empty()) attrs["axis"] = *axes;
+  if constexpr (kPre.view() == "square") {
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("multiply", {x, x}));
+  } else if constexpr (!kPre.view().empty()) {
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call(kPre.view(), {x}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kOp.view(), {x}, std::move(attrs)));
+  if constexpr (!kPost.view().empty()) {
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call(kPost.view(), {out}));
+  }
+  return Values{out};
+}
+
+template <OpName kOp>
+absl::StatusOr<Values> ArgReduce(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, ctx.Int("keepdims", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t last, ctx.Int("select_last_index", 0));
+  return One(ctx.Call(kOp.view(), {x}, {{"axis", std::vector<int64_t>{axis}}, {"keepdims", keepdims},
+                                        {"select_last_index", last}}));
+}
+
+absl::StatusOr<Values> ConvertCumSum(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axis, ctx.ConstantInts(1));
+  if (axis.size() != 1) return ctx.Invalid("axis must hold one value");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t exclusive, ctx.Int("exclusive", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t reverse, ctx.Int("reverse", 0));
+  return One(ctx.Call("cumsum", {x}, {{"axis", axis[0]}, {"exclusive", exclusive}, {"reverse", reverse}}));
+}
+
+
+// The attributes of a window over the spatial axes of `x` (rank 2 + spatial): kernel
+// extents, strides, dilations and pads ([begins..., ends...], ONNX's order, which is
+// Relay's [top, left, bottom, right] in 2-D), with auto_pad resolved.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+
+absl::StatusOr<Window> WindowOf(const NodeContext& ctx, const Type& x, std::vector<int64_t> kernel) {
+  const int spatial = x.rank() - 2;
+  Window w;
+  w.kernel = std::move(kernel);
+  if (static_cast<int>(w.kernel.size()) != spatial) {
+    return ctx.Invalid(absl::StrFormat("a kernel of %d extents for %d spatial axes", w.kernel.size(), spatial));
+  }
+  DYNVM_ASSIGN_OR_RETURN(w.strides, ctx.Ints("strides", std::vector<int64_t>(spatial, 1)));
+  DYNVM_ASSIGN_OR_RETURN(w.dilations, ctx.Ints("dilations", std::vector<int64_t>(spatial, 1)));
+  DYNVM_ASSIGN_OR_RETURN(w.pads, ctx.Ints("pads", std::vector<int64_t>(2 * spatial, 0)));
+  DYNVM_ASSIGN_OR_RETURN(const std::string auto_pad, ctx.String("auto_pad", "NOTSET"));
+  if (static_cast<int>(w.strides.size()) != spatial || static_cast<int>(w.dilations.size()) != spatial ||
+      static_cast<int>(w.pads.size()) != 2 * spatial) {
+    return ctx.Invalid("strides, dilations or pads do not match the spatial rank");
+  }
+  if (auto_pad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // Output extent ceil(in / stride); the total padding split, the odd one at the end
+    // (UPPER) or the beginning (LOWER).
+    for (int i = 0; i < spatial; ++i) {
+      const Dim& in = x.shape()[2 + i];
+      if (!in.is_const()) return ctx.Unimplemented("auto_pad SAME over an extent known only at run time");
+      const int64_t n = in.const_value(), s = w.strides[i];
+      const int64_t out = (n + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + (w.kernel[i] - 1) * w.dilations[i] + 1 - n);
+      const int64_t small = total / 2, large = total - small;
+      w.pads[i] = auto_pad == "SAME_UPPER" ? small : large;
+      w.pads[spatial + i] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    return ctx.Invalid(absl::StrFormat("auto_pad '%s'", auto_pad));
+  }
+  return w;
+}
+
+absl::StatusOr<Values> ConvertConv(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue weight, ctx.Input(1));
+  if (x.type.rank() != 3 && x.type.rank() != 4) return ctx.Unimplemented("convolution other than 1-D and 2-D");
+  if (weight.type.rank() != x.type.rank()) return ctx.Invalid("W's rank differs from X's");
+  std::vector<int64_t> fallback;
+  for (int i = 2; i < weight.type.rank(); ++i) {
+    if (!weight.type.shape()[i].is_const()) return ctx.Unimplemented("a kernel extent known only at run time");
+    fallback.push_back(weight.type.shape()[i].const_value());
+  }
+  DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.Ints("kernel_shape", fallback));
+  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, std::move(kernel)));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t group, ctx.Int("group", 1));
+  std::vector<OnnxValue> args = {x, weight};
+  if (std::optional<OnnxValue> bias = ctx.OptionalInput(2)) args.push_back(*bias);
+  const kernels::Attrs attrs = {{"strides", w.strides}, {"padding", w.pads}, {"dilation", w.dilations},
+                                {"groups", group}};
+  return One(ctx.Call(x.type.rank() == 4 ? "nn.conv2d" : "nn.conv1d", std::move(args), attrs));
+}
+
+template <bool kMax>
+absl::StatusOr<Values> ConvertPool(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (x.type.rank() != 4) return ctx.Unimplemented("pooling other than 2-D");
+  if (ctx.HasOutput(1)) return ctx.Unimplemented("the Indices output");
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.Ints("kernel_shape"));
+  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, kernel));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.Int("ceil_mode", 0));
+  kernels::Attrs attrs = {{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.pads},
+                          {"dilation", w.dilations}, {"ceil_mode", ceil_mode}};
+  if constexpr (kMax) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.Int("storage_order", 0));
+    if (storage_order != 0) return ctx.Unimplemented("storage_order = 1");
+    return One(ctx.Call("nn.max_pool2d", {x}, std::move(attrs)));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t count_include_pad, ctx.Int("count_include_pad", 0));
+    attrs["count_include_pad"] = count_include_pad;
+    return One(ctx.Call("nn.avg_pool2d", {x}, std::move(attrs)));
+  }
+}
+
+absl::StatusOr<Values> ConvertGlobalAveragePool(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (x.type.rank() != 4) return ctx.Unimplemented("pooling other than 2-D");
+  return One(ctx.Call("nn.global_avg_pool2d", {x}));
+}
+
+absl::StatusOr<Values> ConvertGlobalMaxPool(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  std::vector<int64_t> axes(std::max(0, x.type.rank() - 2));
+  std::iota(axes.begin(), axes.end(), 2);
+  return One(ctx.Call("max", {x}, {{"axis", axes}, {"keepdims", int64_t{1}}}));
+}
+
+}  // namespace
+
+void AddNnConverters(ConverterTable& table) {
+  table.insert({
+      {"MatMul", {ConvertMatMul, {}}},
+      {"Gemm", {ConvertGemm, {"alpha", "beta", "transA", "transB", "broadcast"}}},
+      {"Softmax", {SoftmaxLike<"nn.softmax">, {"axis"}}},
+      {"LogSoftmax", {SoftmaxLike<"nn.log_softmax">, {"axis"}}},
+      {"LayerNormalization", {ConvertLayerNorm, {"axis", "epsilon", "stash_type"}}},
+      {"BatchNormalization",
+       {ConvertBatchNorm, {"epsilon", "momentum", "is_test", "spatial", "training_mode"}}},
+      {"ReduceSum", {Reduce<"sum", 13>, kReduceAttrs}}, {"ReduceMean", {Reduce<"mean", 18>, kReduceAttrs}},
+      {"ReduceMax", {Reduce<"max", 18>, kReduceAttrs}}, {"ReduceMin", {Reduce<"min", 18>, kReduceAttrs}},
+      {"ReduceProd", {Reduce<"prod", 18>, kReduceAttrs}},
+      {"ReduceL2", {Reduce<"l2_norm", 18>, kReduceAttrs}},
+      {"ReduceSumSquare", {Reduce<"sum", 18, "square">, kReduceAttrs}},
+      {"ReduceL1", {Reduce<"sum", 18, "abs">, kReduceAttrs}},
+      {"ReduceLogSum", {Reduce<"sum", 18, "", "log">, kReduceAttrs}},
+      {"ReduceLogSumExp", {Reduce<"sum", 18, "exp", "log">, kReduceAttrs}},
+      {"ArgMax", {ArgReduce<"argmax">, {"axis", "keepdims", "select_last_index"}}},
+      {"ArgMin", {ArgReduce<"argmin">, {"axis", "keepdims", "select_last_index"}}},
+      {"CumSum", {ConvertCumSum, {"exclusive", "reverse"}}},
+      {"Conv", {ConvertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+      {"MaxPool", {ConvertPool<true>, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                       "storage_order", "strides"}}},
+      {"AveragePool", {ConvertPool<false>, {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                            "kernel_shape", "pads", "strides"}}},
+      {"GlobalAveragePool", {ConvertGlobalAveragePool, {}}},
+      {"GlobalMaxPool", {ConvertGlobalMaxPool, {}}},
+  });
+}
+
+}  // namespace dynvm::compiler::onnx_frontend::ops
