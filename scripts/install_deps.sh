@@ -11,7 +11,6 @@ packages=(
   libonnx-dev libprotobuf-dev  # the ONNX front end (compiler/frontend/onnx): ONNX's protobuf
                                # classes, checker and shape inference (no protoc needed)
   libonnx-testdata  # ONNX's backend test cases, run by tools/onnx_conformance
-  python3-onnx python3-torch  # tests export ONNX models from torch and compare with torch goldens
 )
 
 missing=()

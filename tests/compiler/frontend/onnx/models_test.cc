@@ -11,6 +11,7 @@
 // another order than PyTorch's differ by ~1e-6 (the recurrences over 512 steps do not
 // amplify it: their states are contracted by the gates).
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct ModelCase {
   std::string input_spec;  // every input's signature
   std::vector<std::string> outputs;
 };
+
+// How gtest and ctest show a case: its file.
+void PrintTo(const ModelCase& m, std::ostream* os) { *os << m.file; }
 
 // The test names gtest shows (OnnxModels/ModelTest.*/bert_mini).
 std::string CaseName(const ::testing::TestParamInfo<ModelCase>& info) {
