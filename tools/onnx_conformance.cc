@@ -23,8 +23,9 @@
 //   passed=1 failed=1 unsupported=1 total=3
 //
 // An import that fails with Unimplemented (an operator, attribute or dtype the importer
-// does not support), or a data set holding a tensor of an unsupported element type, is
-// UNSUPPORTED; every other failure is FAIL. Each case runs in a
+// does not support), a data set holding a tensor of an unsupported element type, or an
+// output that is not a tensor (its data sets are not TensorProto files) is UNSUPPORTED;
+// every other failure is FAIL. Each case runs in a
 // child process, so a crash or a hang (killed after kCaseTimeoutSeconds) fails that case
 // and the others still run. --verbose adds, under each case, every data set's result
 // and the whole of each error message (the case line keeps one line of it).
@@ -42,6 +43,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +61,7 @@
 #include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
 #include "kernels/kernel.h"
+#include "onnx/onnx_pb.h"
 #include "serializer/api.h"
 #include "tools/run/compare.h"
 #include "vm/virtual_machine.h"
@@ -235,12 +238,31 @@ std::vector<fs::path> DataSets(const fs::path& dir) {
 }
 
 // Runs the case in `dir` in this process.
+// The name of the first graph output that is not a tensor (a sequence, an optional):
+// its data sets hold SequenceProto or OptionalProto files, which this tool does not
+// read. Nothing if all are tensors or the model does not parse (the import says why).
+std::optional<std::string> NonTensorOutput(const fs::path& model) {
+  std::ifstream in(model, std::ios::binary);
+  onnx::ModelProto proto;
+  if (!in || !proto.ParseFromIstream(&in)) return std::nullopt;
+  for (const onnx::ValueInfoProto& output : proto.graph().output()) {
+    if (!output.type().has_tensor_type()) return output.name();
+  }
+  return std::nullopt;
+}
+
 CaseResult RunCase(const fs::path& dir, const std::string& name) {
   const fs::path model = dir / "model.onnx";
   absl::StatusOr<compiler::Module> module = compiler::onnx_frontend::ImportOnnxFile(model.string());
   if (!module.ok()) {
     const bool unsupported = module.status().code() == absl::StatusCode::kUnimplemented;
     return Failed(unsupported ? Outcome::kUnsupported : Outcome::kFail, "import", module.status());
+  }
+  if (std::optional<std::string> output = NonTensorOutput(model)) {
+    return {Outcome::kUnsupported,
+            absl::StrFormat("output '%s' is not a tensor: its expected values are not TensorProto "
+                            "files, which is all this tool reads", *output),
+            {}};
   }
   absl::StatusOr<vm::ExecutableSpec> spec =
       compiler::CompileModule(*module, compiler::CompileOptions());

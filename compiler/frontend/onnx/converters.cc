@@ -25,6 +25,7 @@ const ops::ConverterTable& Table() {
     ops::AddNnConverters(*t);
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
+    ops::AddSequenceConverters(*t);
     return t;
   }();
   return *table;

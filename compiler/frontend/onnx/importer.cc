@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/converters.h"
+#include "compiler/frontend/onnx/ops/common.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -199,6 +200,20 @@ absl::StatusOr<std::vector<OnnxValue>> Outputs(const onnx::GraphProto& graph, co
   return results;
 }
 
+// Whether a node of `graph`, or of a subgraph of one, is a sequence operator.
+bool UsesSequences(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (ops::IsSequenceOperator(node.op_type())) return true;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g() && UsesSequences(a.g())) return true;
+      for (const onnx::GraphProto& g : a.graphs()) {
+        if (UsesSequences(g)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // `body` inside the lets of `bindings`, in order.
 Expr WrapInBindings(const NodeContext::Bindings& bindings, Expr body) {
   for (auto it = bindings.rbegin(); it != bindings.rend(); ++it) body = Expr::Let(it->first, it->second, body);
@@ -225,6 +240,16 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
   for (const OnnxValue& v : outputs) results.push_back(v.expr);
   Expr body = results.size() == 1 ? results[0] : Expr::Tuple(std::move(results));
   Module module;
+  if (UsesSequences(graph)) {  // the List ADT and the functions the converters called
+    DYNVM_ASSIGN_OR_RETURN(const Module prelude, ops::SequencePrelude());
+    for (const std::string& name : prelude.type_names()) {
+      DYNVM_RETURN_IF_ERROR(module.AddType(*prelude.FindType(name)));
+    }
+    for (const std::string& name : prelude.function_names()) {
+      DYNVM_ASSIGN_OR_RETURN(Expr fn, prelude.Function(name));
+      DYNVM_RETURN_IF_ERROR(module.AddFunction(name, std::move(fn)));
+    }
+  }
   DYNVM_RETURN_IF_ERROR(module.AddFunction(
       "main", Expr::Function(std::move(params), WrapInBindings(bindings, std::move(body)))));
   return module;

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "compiler/frontend/onnx/converters.h"
+#include "compiler/ir/module.h"
 #include "kernels/kernel.h"
 
 namespace dynvm::compiler::onnx_frontend::ops {
@@ -54,6 +55,15 @@ void AddDataMovementConverters(ConverterTable& table);
 void AddNnConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
+void AddSequenceConverters(ConverterTable& table);
+
+// Whether `op_type` is one of the sequence operators, whose converters call the
+// functions of the sequence prelude.
+bool IsSequenceOperator(std::string_view op_type);
+
+// The List ADT and the functions the sequence converters call (@seq_length, @seq_at,
+// @seq_insert, @seq_erase), as a module to merge into one whose graph uses sequences.
+absl::StatusOr<Module> SequencePrelude();
 
 }  // namespace dynvm::compiler::onnx_frontend::ops
 
