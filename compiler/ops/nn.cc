@@ -271,19 +271,27 @@ absl::StatusOr<Type> AttentionRel(const OpCall& call) {
 // nn.lstm / nn.gru (kSequence): x [seq, b, in], h0 (and c0) as h (and c) -> (y [seq, b,
 // hid], h_n (and c_n)), with the attribute reverse (0 or 1); nn.lstm also takes the
 // peepholes p [3 hid] after both biases, nn.gru the attribute linear_before_reset (0 or
-// 1). b and hid are the most informative of the extents that must equal them (hid: h's
-// dim 1 and w_hh's).
+// 1); both take ONNX's seq_lens [b] (int32 or int64) last, after all the others (for the
+// LSTM, p). b and hid are the most informative of the extents that must equal them (hid:
+// h's dim 1 and w_hh's).
 template <int kGates, bool kSequence>
 absl::StatusOr<Type> RnnRel(const OpCall& call) {
   constexpr bool kLstm = kGates == 4;
   constexpr bool kPeephole = kLstm && kSequence;
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
   const int state_count = kLstm ? 2 : 1;
   const size_t weights = 1 + state_count;
   const size_t count = call.args.size();
-  if (count != weights + 2 && count != weights + 4 && !(kPeephole && count == weights + 5)) {
-    return OpError(call, kPeephole ? absl::StrFormat("takes %d, %d or %d inputs, got %d", weights + 2, weights + 4,
-                                                     weights + 5, count)
-                                   : absl::StrFormat("takes %d or %d inputs, got %d", weights + 2, weights + 4, count));
+  // The position of seq_lens, the last of all the inputs.
+  const size_t seq_lens_at = kSequence ? weights + (kPeephole ? 5 : 4) : 0;
+  const bool has_seq_lens = kSequence && count == seq_lens_at + 1;
+  if (count != weights + 2 && count != weights + 4 && !(kPeephole && count == weights + 5) && !has_seq_lens) {
+    return OpError(call, kPeephole   ? absl::StrFormat("takes %d, %d, %d or %d inputs, got %d", weights + 2,
+                                                       weights + 4, weights + 5, weights + 6, count)
+                         : kSequence ? absl::StrFormat("takes %d, %d or %d inputs, got %d", weights + 2,
+                                                       weights + 4, weights + 5, count)
+                                     : absl::StrFormat("takes %d or %d inputs, got %d", weights + 2, weights + 4,
+                                                       count));
   }
   if (kSequence) {  // what the kernel's Bind accepts
     absl::Status known = kLstm ? kernels::CheckKnownAttrs(call.attrs, {"reverse"})
@@ -296,7 +304,9 @@ absl::StatusOr<Type> RnnRel(const OpCall& call) {
   }
   std::vector<Type> t;
   for (size_t i = 0; i < call.args.size(); ++i) {
-    DYNVM_ASSIGN_OR_RETURN(Type ti, TensorArg(call, static_cast<int>(i), absl::StrFormat("input %d", i), kF32));
+    const bool lens = has_seq_lens && i == seq_lens_at;
+    DYNVM_ASSIGN_OR_RETURN(Type ti, lens ? TensorArg(call, static_cast<int>(i), "seq_lens", kIndex)
+                                         : TensorArg(call, static_cast<int>(i), absl::StrFormat("input %d", i), kF32));
     t.push_back(std::move(ti));
   }
   const Type& x = t[0];
@@ -318,7 +328,8 @@ absl::StatusOr<Type> RnnRel(const OpCall& call) {
     e.push_back({hid * kGates, hid});
     e.push_back({hid * kGates});
     e.push_back({hid * kGates});
-    e.push_back({hid * 3});  // p, the LSTM's peepholes
+    if (kPeephole) e.push_back({hid * 3});  // p, the LSTM's peepholes
+    if (kSequence) e.push_back({b});        // seq_lens
     return e;
   }();
   for (size_t i = 0; i < t.size(); ++i) {
@@ -334,6 +345,7 @@ absl::StatusOr<Type> RnnRel(const OpCall& call) {
     batch = Unify(batch, t[2].shape()[0]);
     hidden = Unify(hidden, t[2].shape()[1]);
   }
+  if (has_seq_lens) batch = Unify(batch, t[seq_lens_at].shape()[0]);
   const Type state = Type::Tensor(DType::kF32, {batch, hidden});
   std::vector<Type> outputs;
   if (kSequence) outputs.push_back(Type::Tensor(DType::kF32, {x.shape()[0], batch, hidden}));
@@ -357,8 +369,8 @@ constexpr OpDef kOps[] = {
     {"nn.attention", 3, 4, AttentionRel},
     {"nn.lstm_cell", 5, 7, RnnRel<4, false>},
     {"nn.gru_cell", 4, 6, RnnRel<3, false>},
-    {"nn.lstm", 5, 8, RnnRel<4, true>},
-    {"nn.gru", 4, 6, RnnRel<3, true>},
+    {"nn.lstm", 5, 9, RnnRel<4, true>},
+    {"nn.gru", 4, 7, RnnRel<3, true>},
 };
 
 }  // namespace

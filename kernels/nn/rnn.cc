@@ -8,10 +8,13 @@
 //   nn.gru_cell(x, h, w_ih [3 hid, in], w_hh [3 hid, hid], [b_ih, b_hh]) -> h' [b, hid]
 //     r = σ(x W_irᵀ + b_ir + h W_hrᵀ + b_hr),  z likewise
 //     n = tanh(x W_inᵀ + b_in + r (h W_hnᵀ + b_hn)),  h' = (1 - z) n + z h
-//   nn.lstm(x [seq, b, in], h0, c0, w_ih, w_hh [, b_ih, b_hh [, p [3 hid]]])
+//   nn.lstm(x [seq, b, in], h0, c0, w_ih, w_hh [, b_ih, b_hh [, p [3 hid] [, seq_lens [b]]]])
 //       -> y [seq, b, hid], h_n, c_n
-//   nn.gru(x [seq, b, in], h0, w_ih, w_hh [, b_ih, b_hh]) -> y [seq, b, hid], h_n
+//   nn.gru(x [seq, b, in], h0, w_ih, w_hh [, b_ih, b_hh [, seq_lens [b]]]) -> y, h_n
 //     the cell over t = 0 .. seq-1 (seq-1 .. 0 with reverse=1), y[t] its h' at step t;
+//     with ONNX's sequence_lens (i32 or i64), row r runs only the steps t < seq_lens[r]
+//       (from seq_lens[r]-1 down when reversed), y[t, r] = 0 for the others, and its
+//       h_n, c_n are its state after its last step run (the initial state for length 0);
 //     with ONNX's variants: the LSTM's peepholes p = [p_i | p_o | p_f] (ONNX's order)
 //       i = σ(gates_i + p_i c),  f = σ(gates_f + p_f c),  o = σ(gates_o + p_o c')
 //     and the GRU's linear_before_reset=0 (the attribute's default, 1, is PyTorch's)
@@ -35,6 +38,11 @@
 // before the n block's hidden product: the step splits h w_hhᵀ into the r, z blocks
 // (2 hid rows of w_hh), a pass that writes r h, then (r h) W_hnᵀ into the n block, and
 // the gate pass; the same arithmetic, in two GEMMs and two passes.
+//
+// seq_lens keeps the batched GEMMs over every row (a row past its length computes
+// gates nobody reads): the gate pass skips those rows, so their state stays. Rows then
+// lag one another, so the state no longer lives in y (a skipped row's y is 0) but in
+// h_n and c_n from the first step on, each step's h' copied into y[t] after it.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -60,40 +68,51 @@ struct RnnKind {
   bool has_cell_state;         // LSTM: the c input and output
   bool sequence;               // a layer: x [seq, batch, in], outputs y then the states
   bool peephole;               // takes p [3 hid] after both biases (nn.lstm)
+  int seq_lens_at;             // a layer's seq_lens [batch] (i32/i64): its input index, last
   const char* const* names;    // the inputs, for messages
   std::string_view signature;  // for arity errors
 };
 
 constexpr const char* kLstmCellNames[] = {"x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh"};
 constexpr const char* kGruCellNames[] = {"x", "h", "w_ih", "w_hh", "b_ih", "b_hh"};
-constexpr const char* kLstmNames[] = {"x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh", "p"};
-constexpr const char* kGruNames[] = {"x", "h0", "w_ih", "w_hh", "b_ih", "b_hh"};
+constexpr const char* kLstmNames[] = {"x",    "h0",   "c0", "w_ih",    "w_hh",
+                                      "b_ih", "b_hh", "p",  "seq_lens"};
+constexpr const char* kGruNames[] = {"x", "h0", "w_ih", "w_hh", "b_ih", "b_hh", "seq_lens"};
 
-constexpr RnnKind kLstmCell{"nn.lstm_cell", 4, true, false, false, kLstmCellNames,
+constexpr RnnKind kLstmCell{"nn.lstm_cell", 4, true, false, false, -1, kLstmCellNames,
                             "x, h, c, w_ih, w_hh and optionally b_ih, b_hh"};
-constexpr RnnKind kGruCell{"nn.gru_cell", 3, false, false, false, kGruCellNames,
+constexpr RnnKind kGruCell{"nn.gru_cell", 3, false, false, false, -1, kGruCellNames,
                            "x, h, w_ih, w_hh and optionally b_ih, b_hh"};
-constexpr RnnKind kLstm{"nn.lstm", 4, true, true, true, kLstmNames,
-                        "x, h0, c0, w_ih, w_hh and optionally b_ih, b_hh, then p"};
-constexpr RnnKind kGru{"nn.gru", 3, false, true, false, kGruNames,
-                       "x, h0, w_ih, w_hh and optionally b_ih, b_hh"};
+constexpr RnnKind kLstm{"nn.lstm", 4, true, true, true, 8, kLstmNames,
+                        "x, h0, c0, w_ih, w_hh and optionally b_ih, b_hh, then p, then seq_lens"};
+constexpr RnnKind kGru{"nn.gru", 3, false, true, false, 6, kGruNames,
+                       "x, h0, w_ih, w_hh and optionally b_ih, b_hh, then seq_lens"};
 
 struct RnnDims {
   int64_t seq;  // 1 for a cell
   int64_t batch, input, hidden;
   bool has_bias;
   bool has_peephole;
+  bool has_seq_lens;
 };
 
 absl::StatusOr<RnnDims> CheckRnnInputs(const RnnKind& kind, absl::Span<NDArrayObj* const> inputs) {
   const int state_inputs = kind.has_cell_state ? 3 : 2;  // x, h[, c]
   const int count = static_cast<int>(inputs.size());
   const int n = state_inputs + 2;  // without the optional inputs
-  DYNVM_RETURN_IF_ERROR(kind.peephole
-                            ? nn::CheckInputCount(kind.op, count, {n, n + 2, n + 3}, kind.signature)
-                            : nn::CheckInputCount(kind.op, count, {n, n + 2}, kind.signature));
-  for (int i = 0; i < count; ++i)
-    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kind.op, kind.names[i], *inputs[i]));
+  // The layers take seq_lens after all the others: nn.lstm's p, nn.gru's biases.
+  const std::string_view sig = kind.signature;
+  const absl::Status arity =
+      kind.peephole   ? nn::CheckInputCount(kind.op, count, {n, n + 2, n + 3, n + 4}, sig)
+      : kind.sequence ? nn::CheckInputCount(kind.op, count, {n, n + 2, n + 3}, sig)
+                      : nn::CheckInputCount(kind.op, count, {n, n + 2}, sig);
+  DYNVM_RETURN_IF_ERROR(arity);
+  const bool has_seq_lens = kind.sequence && count == kind.seq_lens_at + 1;
+  for (int i = 0; i < count; ++i) {
+    DYNVM_RETURN_IF_ERROR(has_seq_lens && i == kind.seq_lens_at
+                              ? internal::CheckIndexDType(kind.op, kind.names[i], *inputs[i])
+                              : nn::CheckF32(kind.op, kind.names[i], *inputs[i]));
+  }
   const Shape& x = inputs[0]->shape();
   const Shape& h = inputs[1]->shape();
   const size_t x_rank = kind.sequence ? 3 : 2;
@@ -104,21 +123,52 @@ absl::StatusOr<RnnDims> CheckRnnInputs(const RnnKind& kind, absl::Span<NDArrayOb
         kind.sequence ? "[seq, batch, input_size]" : "[batch, input_size]"));
   }
   const RnnDims dims{kind.sequence ? x[0] : 1, h[0], x[x_rank - 1], h[1],
-                     count >= state_inputs + 4, count == state_inputs + 5};
+                     count >= state_inputs + 4, kind.peephole && count >= state_inputs + 5,
+                     has_seq_lens};
   const int64_t state_shape[] = {dims.batch, dims.hidden};
   const int64_t w_ih_shape[] = {kind.gates * dims.hidden, dims.input};
   const int64_t w_hh_shape[] = {kind.gates * dims.hidden, dims.hidden};
   const int64_t bias_shape[] = {kind.gates * dims.hidden};
   const int64_t peephole_shape[] = {3 * dims.hidden};
+  const int64_t seq_lens_shape[] = {dims.batch};
   // By position after the states: w_ih, w_hh, b_ih, b_hh, p.
   const absl::Span<const int64_t> expected[] = {state_shape, w_ih_shape,  w_hh_shape,
                                                 bias_shape,  bias_shape, peephole_shape};
   for (int i = 2; i < count; ++i) {
     const int which = i < state_inputs ? 0 : i - state_inputs + 1;
-    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, kind.names[i], *inputs[i], expected[which]));
+    DYNVM_RETURN_IF_ERROR(nn::CheckShape(kind.op, kind.names[i], *inputs[i],
+                                         has_seq_lens && i == kind.seq_lens_at ? seq_lens_shape
+                                                                               : expected[which]));
   }
   return dims;
 }
+
+// Row `r`'s length in seq_lens (i32 or i64, checked).
+int64_t SeqLen(const NDArrayObj& seq_lens, int64_t r) {
+  return seq_lens.dtype() == DType::kI32 ? seq_lens.data_as<int32_t>()[r]
+                                         : seq_lens.data_as<int64_t>()[r];
+}
+
+// InvalidArgument unless every length of `seq_lens` (if any) is within [0, seq]: values,
+// so the kernel checks them, not the shape function.
+absl::Status CheckSeqLens(const RnnKind& kind, const RnnDims& d, const NDArrayObj* seq_lens) {
+  for (int64_t r = 0; seq_lens != nullptr && r < d.batch; ++r) {
+    const int64_t len = SeqLen(*seq_lens, r);
+    if (len < 0 || len > d.seq) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: seq_lens[%d] is %d, out of range [0, %d] (seq)", kind.op, r, len, d.seq));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The batch rows a step runs: with a layer's seq_lens at step `t`, those with
+// t < seq_lens[r]; every row without (`seq_lens` null, as for the cells).
+struct StepRows {
+  const NDArrayObj* seq_lens = nullptr;
+  int64_t t = 0;
+  bool Runs(int64_t r) const { return seq_lens == nullptr || t < SeqLen(*seq_lens, r); }
+};
 
 // The outputs: y [seq, batch, hid] for a layer, then the states, each [batch, hid].
 template <const RnnKind& kKind>
@@ -177,24 +227,28 @@ void GateGemm(int64_t rows, int64_t k, int64_t n, const float* a, const float* w
   GemmF32(g, pool);
 }
 
-// Calls `row(r)` for every batch row r, in parallel: a gate pass.
+// Calls `row(r)` for every batch row r that `rows` runs, in parallel: a gate pass.
 template <typename F>
-void ForEachBatchRow(const RnnDims& d, ThreadPool& pool, const F& row) {
+void ForEachBatchRow(const RnnDims& d, const StepRows& rows, ThreadPool& pool, const F& row) {
   pool.ParallelFor(d.batch, internal::GrainForBytes(32 * d.hidden),
                    [&](int64_t begin, int64_t end) {
-                     for (int64_t r = begin; r < end; ++r) row(r);
+                     for (int64_t r = begin; r < end; ++r) {
+                       if (rows.Runs(r)) row(r);
+                     }
                    });
 }
 
 // One LSTM step over the batch: `gates` [batch, 4 hid] holds x · w_ihᵀ + b_ih on entry;
 // h · w_hhᵀ + b_hh is added to it, then the gate pass (with the peepholes w.p, if any)
-// writes h_out and c_out. h_out may be h and c_out may be c.
+// writes h_out and c_out, in the rows that `rows` runs (the others are left as they
+// are). h_out may be h and c_out may be c.
 void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* h,
-              const float* c, float* h_out, float* c_out, ThreadPool& pool) {
+              const float* c, float* h_out, float* c_out, const StepRows& rows,
+              ThreadPool& pool) {
   const int64_t hid = d.hidden;
   GateGemm(d.batch, hid, 4 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/true, gates, 4 * hid, pool);
   const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
-  ForEachBatchRow(d, pool, [&](int64_t r) {
+  ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
     if (w.p == nullptr) {
       uk.lstm_gates(hid, gates + 4 * s, c + s, h_out + s, c_out + s);
@@ -205,31 +259,33 @@ void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* 
 }
 
 // One GRU step over the batch: `gi` [batch, 3 hid] holds x · w_ihᵀ + b_ih; `gh` (same
-// size, scratch) receives the hidden part, then the gate pass writes h_out, which may be
-// h. With `linear_before_reset`, gh = h · w_hhᵀ + b_hh in one GEMM; without, gh's r and
-// z blocks come first, then `rh` (scratch, [batch, hid]) = r h, then gh's n block =
+// size, scratch) receives the hidden part, then the gate pass writes h_out (which may be
+// h) in the rows that `rows` runs. With `linear_before_reset`, gh = h · w_hhᵀ + b_hh in
+// one GEMM; without, gh's r and z blocks come first, then `rh` (scratch, [batch, hid]) =
+// r h (every row, so that the GEMM after it reads no stale scratch), then gh's n block =
 // rh · W_hnᵀ + b_hn.
 void GruStep(const RnnDims& d, const RnnWeights& w, bool linear_before_reset, const float* gi,
-             float* gh, float* rh, const float* h, float* h_out, ThreadPool& pool) {
+             float* gh, float* rh, const float* h, float* h_out, const StepRows& rows,
+             ThreadPool& pool) {
   const int64_t hid = d.hidden;
   const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
   if (linear_before_reset) {
     GateGemm(d.batch, hid, 3 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
-    ForEachBatchRow(d, pool, [&](int64_t r) {
+    ForEachBatchRow(d, rows, pool, [&](int64_t r) {
       const int64_t s = r * hid;
       uk.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
     });
     return;
   }
   GateGemm(d.batch, hid, 2 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
-  ForEachBatchRow(d, pool, [&](int64_t r) {
+  ForEachBatchRow(d, /*rows=*/{}, pool, [&](int64_t r) {
     const int64_t s = r * hid;
     uk.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
   });
   GateGemm(d.batch, hid, hid, rh, w.w_hh + 2 * hid * hid,
            w.b_hh != nullptr ? w.b_hh + 2 * hid : nullptr, /*accumulate=*/false, gh + 2 * hid,
            3 * hid, pool);
-  ForEachBatchRow(d, pool, [&](int64_t r) {
+  ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
     uk.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
   });
@@ -246,7 +302,8 @@ absl::Status LstmCellKernel(const KernelCall& call) {
   GateGemm(d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
   LstmStep(d, w, gates, in[1]->data_as<float>(), in[2]->data_as<float>(),
-           call.outputs()[0]->data_as<float>(), call.outputs()[1]->data_as<float>(), *call.pool);
+           call.outputs()[0]->data_as<float>(), call.outputs()[1]->data_as<float>(),
+           /*rows=*/{}, *call.pool);
   return absl::OkStatus();
 }
 
@@ -262,7 +319,7 @@ absl::Status GruCellKernel(const KernelCall& call) {
   GateGemm(d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
   GruStep(d, w, /*linear_before_reset=*/true, gi, gi + block, /*rh=*/nullptr,
-          in[1]->data_as<float>(), call.outputs()[0]->data_as<float>(), *call.pool);
+          in[1]->data_as<float>(), call.outputs()[0]->data_as<float>(), /*rows=*/{}, *call.pool);
   return absl::OkStatus();
 }
 
@@ -271,25 +328,47 @@ void CopyState(const float* src, float* dst, int64_t n) {
   if (src != dst && n > 0) std::memcpy(dst, src, n * sizeof(float));
 }
 
+// With seq_lens, y[t]'s rows after step t: the new state `h` of the rows that ran, zeros
+// for those past their length.
+void WriteStepOutput(const RnnDims& d, const StepRows& rows, const float* h, float* y_t) {
+  const int64_t hid = d.hidden;
+  for (int64_t r = 0; r < d.batch; ++r) {
+    if (rows.Runs(r)) {
+      std::memcpy(y_t + r * hid, h + r * hid, hid * sizeof(float));
+    } else {
+      std::memset(y_t + r * hid, 0, hid * sizeof(float));
+    }
+  }
+}
+
 // The layers. Their first GEMM writes the input part of every step's gates into one
 // buffer of the kCall slot ([seq, batch, gates * hid] floats, reused from call to call);
 // step t then reads its rows. y[t] is step t's h' and the next step's h, read in place;
 // the LSTM's cell state lives in c_n from the first step on. So h_n may be h0 and c_n
-// may be c0. seq = 0 copies the initial states.
+// may be c0. seq = 0 copies the initial states. With seq_lens, the state lives in h_n
+// (and c_n) from the start, and y[t] receives a copy (WriteStepOutput).
 absl::Status LstmKernel(const KernelCall& call) {
   const bool reverse = static_cast<const RnnState*>(call.state)->reverse;
   DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kLstm, call.inputs()));
   const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
   const int64_t state_shape[] = {d.batch, d.hidden};
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kLstm.op, call, {y_shape, state_shape, state_shape}));
-  if (d.batch * d.hidden == 0) return absl::OkStatus();
   NDArrayObj* const* in = call.args;
+  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kLstm.seq_lens_at] : nullptr;
+  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kLstm, d, seq_lens));
+  if (d.batch * d.hidden == 0) return absl::OkStatus();
   const int64_t state = d.batch * d.hidden, block = 4 * state;
   float* y = call.outputs()[0]->data_as<float>();
   float* h_n = call.outputs()[1]->data_as<float>();
   float* c_n = call.outputs()[2]->data_as<float>();
   const float* h = in[1]->data_as<float>();
   const float* c = in[2]->data_as<float>();
+  if (seq_lens != nullptr) {
+    CopyState(h, h_n, state);
+    CopyState(c, c_n, state);
+    h = h_n;
+    c = c_n;
+  }
   if (d.seq > 0) {
     const RnnWeights w = GetWeights(kLstm, d, in);
     float* gates = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, d.seq * block);
@@ -297,8 +376,11 @@ absl::Status LstmKernel(const KernelCall& call) {
              /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
     for (int64_t s = 0; s < d.seq; ++s) {
       const int64_t t = reverse ? d.seq - 1 - s : s;
-      LstmStep(d, w, gates + t * block, h, c, y + t * state, c_n, *call.pool);
-      h = y + t * state;
+      const StepRows rows{seq_lens, t};
+      float* h_out = seq_lens != nullptr ? h_n : y + t * state;
+      LstmStep(d, w, gates + t * block, h, c, h_out, c_n, rows, *call.pool);
+      if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
+      h = h_out;
       c = c_n;
     }
   }
@@ -313,11 +395,18 @@ absl::Status GruKernel(const KernelCall& call) {
   const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
   const int64_t state_shape[] = {d.batch, d.hidden};
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGru.op, call, {y_shape, state_shape}));
-  if (d.batch * d.hidden == 0) return absl::OkStatus();
   NDArrayObj* const* in = call.args;
+  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kGru.seq_lens_at] : nullptr;
+  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kGru, d, seq_lens));
+  if (d.batch * d.hidden == 0) return absl::OkStatus();
   const int64_t state = d.batch * d.hidden, block = 3 * state;
   float* y = call.outputs()[0]->data_as<float>();
+  float* h_n = call.outputs()[1]->data_as<float>();
   const float* h = in[1]->data_as<float>();
+  if (seq_lens != nullptr) {
+    CopyState(h, h_n, state);
+    h = h_n;
+  }
   if (d.seq > 0) {
     const RnnWeights w = GetWeights(kGru, d, in);
     // Every step's input part, then one step's hidden part (and r h, if needed).
@@ -329,12 +418,15 @@ absl::Status GruKernel(const KernelCall& call) {
              /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
     for (int64_t s = 0; s < d.seq; ++s) {
       const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
-      GruStep(d, w, attrs.linear_before_reset, gi + t * block, gh, rh, h, y + t * state,
+      const StepRows rows{seq_lens, t};
+      float* h_out = seq_lens != nullptr ? h_n : y + t * state;
+      GruStep(d, w, attrs.linear_before_reset, gi + t * block, gh, rh, h, h_out, rows,
               *call.pool);
-      h = y + t * state;
+      if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
+      h = h_out;
     }
   }
-  CopyState(h, call.outputs()[1]->data_as<float>(), state);
+  CopyState(h, h_n, state);
   return absl::OkStatus();
 }
 

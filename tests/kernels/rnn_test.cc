@@ -7,7 +7,9 @@
 // sequences of 0 and 1 steps, states updated in place, and their errors. ONNX's variants
 // of the layers (nn.lstm's peepholes p, nn.gru's linear_before_reset=0) against the double
 // reference written from ONNX's equations, on the same cases; zero peepholes against the
-// plain layer, bit for bit; and the microkernels behind them, every table this CPU runs,
+// plain layer, bit for bit; seq_lens (ONNX's sequence_lens) against the double reference
+// with the lengths applied, lengths all seq against the layer without, bit for bit, and
+// its errors; and the microkernels behind them, every table this CPU runs,
 // against double references (the other gate microkernels are in nn_ukernels_test.cc).
 //
 // Tolerance: gate pre-activations are float GEMM sums of (input + hidden) products of
@@ -341,9 +343,12 @@ std::vector<std::vector<double>> RunCells(const LayerSizes& s, int gates,
   return outputs;
 }
 
-// The outputs of a layer from the double reference cells: y, h_n[, c_n].
+// The outputs of a layer from the double reference cells: y, h_n[, c_n]. With `lens`
+// (ONNX's sequence_lens), row r runs only the steps t < lens[r], its state unchanged
+// and its y zero at the others.
 std::vector<std::vector<double>> LayerReference(const LayerSizes& s, int gates,
-                                                const std::vector<NDArray>& in) {
+                                                const std::vector<NDArray>& in,
+                                                const std::vector<int64_t>& lens = {}) {
   const CellSizes cell{s.batch, s.input, s.hidden, s.bias};
   const RefWeights w = WeightsOf(in, gates == 4 ? 3 : 2, s.bias);
   const int64_t x_step = s.batch * s.input, state = s.batch * s.hidden;
@@ -353,12 +358,19 @@ std::vector<std::vector<double>> LayerReference(const LayerSizes& s, int gates,
   for (int64_t i = 0; i < s.seq; ++i) {
     const int64_t t = StepAt(s, i);
     const std::vector<double> x_t(x.begin() + t * x_step, x.begin() + (t + 1) * x_step);
+    std::vector<double> h_t = h, c_t = c;
     if (gates == 4) {
-      LstmStepReference(cell, w, x_t, h, c);
+      LstmStepReference(cell, w, x_t, h_t, c_t);
     } else {
-      GruStepReference(cell, w, x_t, h, /*linear_before_reset=*/!s.variant);
+      GruStepReference(cell, w, x_t, h_t, /*linear_before_reset=*/!s.variant);
     }
-    std::copy(h.begin(), h.end(), y.begin() + t * state);
+    for (int64_t r = 0; r < s.batch; ++r) {
+      if (!lens.empty() && t >= lens[r]) continue;
+      for (int64_t j = r * s.hidden; j < (r + 1) * s.hidden; ++j) {
+        h[j] = y[t * state + j] = h_t[j];
+        if (gates == 4) c[j] = c_t[j];
+      }
+    }
   }
   std::vector<std::vector<double>> outputs = {y, h};
   if (gates == 4) outputs.push_back(c);
@@ -502,6 +514,172 @@ TEST(RnnLayerTest, StatesInPlace) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// seq_lens (ONNX's sequence_lens): nn.lstm's 9th input (after p), nn.gru's 7th (after
+// both biases). Against the double reference with the lengths applied (random lengths,
+// 0 and seq among them, i32 and i64, reverse 0 and 1, zero and random peepholes,
+// linear_before_reset 0 and 1): the same arithmetic per step as without, so the same
+// tolerance, kLayerVsReference (largest seen below 2.5e-7, default and scalar ISA); y's
+// rows past a row's length exactly 0, and h_n's rows bit for bit the row's last y (or
+// h0, c0 for length 0).
+
+// `s`'s layer inputs up to seq_lens: both biases, and for the LSTM p (zero unless
+// `s.variant`).
+std::vector<NDArray> SeqLensInputs(std::mt19937& rng, LayerSizes& s, int gates) {
+  s.bias = true;
+  std::vector<NDArray> in = LayerInputs(rng, s, gates);
+  if (gates == 4 && !s.variant) {
+    in.push_back(TensorOf<float>({3 * s.hidden}, std::vector<float>(3 * s.hidden, 0.0f)));
+  }
+  return in;
+}
+
+// A length per row within [0, seq], with seq and 0 among them when there are rows enough.
+std::vector<int64_t> RandomLengths(std::mt19937& rng, const LayerSizes& s) {
+  std::vector<int64_t> lens(s.batch);
+  for (int64_t r = 0; r < s.batch; ++r) {
+    lens[r] = r == 0 ? s.seq : r == 1 ? 0 : RandomInt(rng, 0, s.seq);
+  }
+  std::shuffle(lens.begin(), lens.end(), rng);
+  return lens;
+}
+
+NDArray LengthsOf(const std::vector<int64_t>& lens, DType dtype) {
+  const int64_t n = static_cast<int64_t>(lens.size());
+  if (dtype == DType::kI32) {
+    return TensorOf<int32_t>({n}, std::vector<int32_t>(lens.begin(), lens.end()));
+  }
+  return TensorOf<int64_t>({n}, lens);
+}
+
+TEST(RnnLayerTest, SeqLensMatchTheDoubleReference) {
+  std::mt19937 rng(86);
+  for (int gates : {4, 3}) {
+    const int outputs = gates == 4 ? 3 : 2;
+    int index = 0;
+    for (const LayerSizes& plain : LayerCases(rng)) {
+      for (const bool variant : {false, true}) {
+        LayerSizes s = plain;
+        s.variant = variant;
+        std::vector<NDArray> in = SeqLensInputs(rng, s, gates);
+        const std::vector<int64_t> lens = RandomLengths(rng, s);
+        in.push_back(LengthsOf(lens, rng() % 2 == 0 ? DType::kI32 : DType::kI64));
+        ::testing::Message lens_text;
+        for (int64_t len : lens) lens_text << " " << len;
+        SCOPED_TRACE(Describe(s) << " " << LayerOp(gates) << " seq_lens" << lens_text);
+        const std::vector<std::vector<double>> want = LayerReference(s, gates, in, lens);
+        const std::vector<double> h0 = Values(in[1]);
+        const std::vector<double> c0 = gates == 4 ? Values(in[2]) : std::vector<double>();
+        // y starts as NaN (the kernel must write its zeros); every other call updates the
+        // states in place (h_n over h0, c_n over c0).
+        const bool in_place = ++index % 2 == 0;
+        std::vector<NDArray> out = {
+            TensorOf<float>({s.seq, s.batch, s.hidden},
+                            std::vector<float>(s.seq * s.batch * s.hidden, std::nanf(""))),
+            in_place ? in[1] : Empty({s.batch, s.hidden})};
+        if (gates == 4) out.push_back(in_place ? in[2] : Empty({s.batch, s.hidden}));
+        ASSERT_TRUE(CallWithOutputs(LayerOp(gates), LayerAttrs(s, gates, rng), in, out).ok());
+        for (int k = 0; k < outputs; ++k) {
+          ExpectClose(out[k], want[k], kLayerVsReference, k == 2 ? 1e-5 : 0.0);
+        }
+        const float* y = out[0]->data_as<float>();
+        const int64_t hid = s.hidden, state = s.batch * hid;
+        for (int64_t r = 0; r < s.batch; ++r) {
+          for (int64_t t = lens[r]; t < s.seq; ++t) {
+            for (int64_t j = 0; j < hid; ++j) {
+              ASSERT_EQ(y[t * state + r * hid + j], 0.0f) << t << " " << r;
+            }
+          }
+          // h_n's row: the row's last y, or h0's row (and c_n's, c0's) for length 0.
+          const int64_t last = s.reverse ? 0 : lens[r] - 1;
+          for (int64_t j = r * hid; j < (r + 1) * hid; ++j) {
+            const double h_n = out[1]->data_as<float>()[j];
+            ASSERT_EQ(h_n, lens[r] == 0 ? h0[j] : double{y[last * state + j]}) << r;
+            if (gates == 4 && lens[r] == 0) {
+              ASSERT_EQ(out[2]->data_as<float>()[j], c0[j]) << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RnnLayerTest, FullSeqLensAreTheLayerWithout) {
+  // Every length seq: the results without seq_lens, bit for bit (the state kept in h_n
+  // rather than in y changes no arithmetic).
+  std::mt19937 rng(87);
+  for (int gates : {4, 3}) {
+    const int outputs = gates == 4 ? 3 : 2;
+    for (LayerSizes s : {LayerSizes{6, 3, 5, 13, true, false}, LayerSizes{9, 10, 7, 33, true, true},
+                         LayerSizes{1, 2, 3, 4, true, true}}) {
+      for (const bool variant : {false, true}) {
+        s.variant = variant;
+        SCOPED_TRACE(Describe(s) << " " << LayerOp(gates));
+        const std::vector<NDArray> in = SeqLensInputs(rng, s, gates);
+        std::vector<NDArray> with_lens = in;
+        with_lens.push_back(LengthsOf(std::vector<int64_t>(s.batch, s.seq),
+                                      variant ? DType::kI32 : DType::kI64));
+        const Attrs attrs = LayerAttrs(s, gates, rng);
+        absl::StatusOr<std::vector<NDArray>> without =
+            RunKernel(LayerOp(gates), attrs, in, {}, outputs);
+        absl::StatusOr<std::vector<NDArray>> with =
+            RunKernel(LayerOp(gates), attrs, with_lens, {}, outputs);
+        ASSERT_TRUE(without.ok()) << without.status();
+        ASSERT_TRUE(with.ok()) << with.status();
+        for (int k = 0; k < outputs; ++k) ExpectSameBits((*with)[k], (*without)[k], "output");
+      }
+    }
+  }
+}
+
+TEST(RnnLayerTest, SeqLensErrors) {
+  std::mt19937 rng(88);
+  for (int gates : {4, 3}) {
+    const std::string op = LayerOp(gates);
+    const int outputs = gates == 4 ? 3 : 2;
+    LayerSizes s{5, 3, 2, 4, true, false};
+    const std::vector<NDArray> in = SeqLensInputs(rng, s, gates);
+    auto with = [&](NDArray lens) {
+      std::vector<NDArray> v = in;
+      v.push_back(std::move(lens));
+      return RunKernel(op, {}, v, {}, outputs);
+    };
+    EXPECT_TRUE(with(TensorOf<int64_t>({3}, {5, 0, 2})).ok());
+    ExpectInvalid(with(TensorOf<int32_t>({3}, {5, -1, 2})),
+                  op + ": seq_lens[1] is -1, out of range [0, 5] (seq)");
+    ExpectInvalid(with(TensorOf<int64_t>({3}, {0, 0, 6})),
+                  op + ": seq_lens[2] is 6, out of range [0, 5] (seq)");
+    ExpectInvalid(with(TensorOf<float>({3}, {5, 5, 5})),
+                  "unsupported dtype f32 for " + op + " seq_lens: expected i32 or i64");
+    ExpectInvalid(with(TensorOf<int64_t>({4}, {5, 5, 5, 5})),
+                  op + ": seq_lens has shape [4], expected [3]");
+    ExpectInvalid(with(TensorOf<int32_t>({3, 1}, {5, 5, 5})),
+                  op + ": seq_lens has shape [3, 1], expected [3]");
+  }
+  // Only after all the other inputs: the LSTM's p, the GRU's biases.
+  LayerSizes s{5, 3, 2, 4, true, false};
+  const std::vector<NDArray> lstm = LayerInputs(rng, s, 4);
+  const NDArray lens = TensorOf<int64_t>({3}, {5, 5, 5});
+  std::vector<NDArray> no_p(lstm.begin(), lstm.begin() + 7);
+  no_p.push_back(lens);
+  ExpectInvalid(RunKernel("nn.lstm", {}, no_p, {}, 3),
+                "unsupported dtype i64 for nn.lstm p: expected f32");
+  ExpectInvalid(RunKernel("nn.lstm", {}, {lstm[0], lstm[1], lstm[2], lstm[3], lstm[4], lens}, {},
+                          3),
+                "nn.lstm takes 5 or 7 or 8 or 9 inputs");
+  const std::vector<NDArray> gru = LayerInputs(rng, s, 3);
+  ExpectInvalid(RunKernel("nn.gru", {}, {gru[0], gru[1], gru[2], gru[3], lens}, {}, 2),
+                "nn.gru takes 4 or 6 or 7 inputs (x, h0, w_ih, w_hh and optionally b_ih, b_hh, "
+                "then seq_lens), got 5");
+  ExpectInvalid(RunKernel("nn.gru", {}, {gru[0], gru[1], gru[2], gru[3], gru[4], lens}, {}, 2),
+                "unsupported dtype i64 for nn.gru b_hh: expected f32");
+  // The cells take none.
+  ExpectInvalid(RunKernel("nn.gru_cell", {},
+                          {Empty({3, 2}), gru[1], gru[2], gru[3], gru[4], gru[5], lens}),
+                "nn.gru_cell takes 4 or 6 inputs");
+}
+
 TEST(LstmLayerTest, Errors) {
   std::mt19937 rng(80);
   const LayerSizes s{5, 2, 3, 4, true, false};
@@ -528,8 +706,8 @@ TEST(LstmLayerTest, Errors) {
   ExpectInvalid(with(5, Empty({4})), "nn.lstm: b_ih has shape [4], expected [16]");
   ExpectInvalid(with(6, Empty({16, 1})), "nn.lstm: b_hh has shape [16, 1], expected [16]");
   ExpectInvalid(RunKernel("nn.lstm", {}, {in[0], in[1], in[2], in[3], in[4], in[5]}, {}, 3),
-                "nn.lstm takes 5 or 7 or 8 inputs (x, h0, c0, w_ih, w_hh and optionally b_ih, "
-                "b_hh, then p), got 6");
+                "nn.lstm takes 5 or 7 or 8 or 9 inputs (x, h0, c0, w_ih, w_hh and optionally "
+                "b_ih, b_hh, then p, then seq_lens), got 6");
   // The peepholes: [3 hid], and only after both biases.
   const NDArray p = TensorOf<float>({12}, std::vector<float>(12, 0.5f));
   std::vector<NDArray> with_p = in;
@@ -542,10 +720,14 @@ TEST(LstmLayerTest, Errors) {
   ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3),
                 "unsupported dtype f64 for nn.lstm p: expected f32");
   ExpectInvalid(RunKernel("nn.lstm", {}, {in[0], in[1], in[2], in[3], in[4], p}, {}, 3),
-                "nn.lstm takes 5 or 7 or 8 inputs");
+                "nn.lstm takes 5 or 7 or 8 or 9 inputs");
   with_p.back() = p;
   with_p.push_back(p);
-  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3), "got 9");
+  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3),
+                "unsupported dtype f32 for nn.lstm seq_lens: expected i32 or i64");
+  with_p.push_back(p);
+  ExpectInvalid(RunKernel("nn.lstm", {}, with_p, {}, 3), "got 10");
+  with_p.pop_back();
   with_p.pop_back();
   ExpectInvalid(RunKernel("nn.lstm_cell", {}, {in[0], in[1], in[2], in[3], in[4], in[5], in[6], p},
                           {}, 2),
@@ -568,7 +750,8 @@ TEST(GruLayerTest, Errors) {
   const LayerSizes s{3, 2, 3, 4, false, false};
   const std::vector<NDArray> in = LayerInputs(rng, s, 3);
   ExpectInvalid(RunKernel("nn.gru", {}, {in[0], in[1], in[2]}, {}, 2),
-                "nn.gru takes 4 or 6 inputs (x, h0, w_ih, w_hh and optionally b_ih, b_hh), got 3");
+                "nn.gru takes 4 or 6 or 7 inputs (x, h0, w_ih, w_hh and optionally b_ih, b_hh, "
+                "then seq_lens), got 3");
   ExpectInvalid(RunKernel("nn.gru", {}, {in[0], in[1], Empty({16, 3}), in[3]}, {}, 2),
                 "nn.gru: w_ih has shape [16, 3], expected [12, 3]");
   ExpectInvalid(RunKernel("nn.gru", {}, {in[0], Empty({2, 4}, DType::kI32), in[2], in[3]}, {}, 2),

@@ -492,7 +492,9 @@ const std::map<std::string, Generator>& Generators() {
     }
     // The layers: x [seq, b, in] and the attribute reverse, now and then not 0 or 1; the
     // LSTM's peepholes p [3 hid] after the biases (now and then of 4 hid, or without the
-    // biases), the GRU's linear_before_reset (now and then 2, or given to the LSTM).
+    // biases), the GRU's linear_before_reset (now and then 2, or given to the LSTM); then
+    // seq_lens [b], int32 or int64 (now and then float32 or of b + 1, or without all the
+    // inputs before it).
     for (int gates : {3, 4}) {
       (*g)[gates == 4 ? "nn.lstm" : "nn.gru"] = [gates](std::mt19937& rng) {
         const int64_t seq = Rand(rng, 0, 3), b = Rand(rng, 0, 3), in = Rand(rng, 0, 4), hid = Rand(rng, 1, 4);
@@ -507,6 +509,12 @@ const std::map<std::string, Generator>& Generators() {
         }
         if (gates == 4 && (bias ? Rand(rng, 0, 1) : Rand(rng, 0, 19) == 0)) {
           c.args.push_back({DType::kF32, {Rand(rng, 0, 9) == 0 ? 4 * hid : 3 * hid}});
+        }
+        const bool before = bias && (gates == 3 || c.args.size() == 8);
+        if (before ? Rand(rng, 0, 1) != 0 : Rand(rng, 0, 19) == 0) {
+          const int64_t pick = Rand(rng, 0, 19);
+          const DType dtype = pick == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
+          c.args.push_back({dtype, {pick == 1 ? b + 1 : b}});
         }
         if (Rand(rng, 0, 2) != 0) c.attrs["reverse"] = Rand(rng, 0, 19) == 0 ? int64_t{2} : Rand(rng, 0, 1);
         if (gates == 3 ? Rand(rng, 0, 1) != 0 : Rand(rng, 0, 19) == 0) {
@@ -693,7 +701,28 @@ TEST(RelationsTest, SymbolicExamples) {
                 .status().message(),
             "nn.lstm: input 7 has shape [128], expected [96]");
   EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, Type::Tensor(DType::kF32, {96})}).status().message(),
-            "nn.lstm: takes 5, 7 or 8 inputs, got 6");
+            "nn.lstm: takes 5, 7, 8 or 9 inputs, got 6");
+  // ONNX's sequence_lens: seq_lens [b], int32 or int64, after all the others.
+  const Type p = Type::Tensor(DType::kF32, {96});
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, bias, bias, p, Type::Tensor(DType::kI32, {b})})->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32], Tensor[(b, 32), float32])");
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, bias, bias, p, Type::Tensor(DType::kF32, {b})})
+                .status().message(),
+            "nn.lstm: unsupported dtype float32 for seq_lens: expected int32 or int64");
+  EXPECT_EQ(call("nn.lstm", {x_seq, h0, h0, w_ih, w_hh, bias, bias, Type::Tensor(DType::kI64, {b})})
+                .status().message(),
+            "nn.lstm: unsupported dtype int64 for input 7: expected float32");
+  const Type gru_w_ih = Type::Tensor(DType::kF32, {96, 16}), gru_w_hh = Type::Tensor(DType::kF32, {96, 32}),
+             gru_bias = Type::Tensor(DType::kF32, {96}), gru_h0 = Type::Tensor(DType::kF32, {Dim::Any(), 32});
+  EXPECT_EQ(call("nn.gru", {x_seq, gru_h0, gru_w_ih, gru_w_hh, gru_bias, gru_bias, Type::Tensor(DType::kI64, {b})})
+                ->ToString(),
+            "(Tensor[(s, b, 32), float32], Tensor[(b, 32), float32])");
+  // seq_lens's extent is the batch's too.
+  EXPECT_EQ(call("nn.gru", {x_seq, gru_h0, gru_w_ih, gru_w_hh, gru_bias, gru_bias, Type::Tensor(DType::kI64, {3})})
+                ->ToString(),
+            "(Tensor[(s, 3, 32), float32], Tensor[(3, 32), float32])");
+  EXPECT_EQ(call("nn.gru", {x_seq, gru_h0, gru_w_ih, gru_w_hh, Type::Tensor(DType::kI64, {b})}).status().message(),
+            "nn.gru: takes 4, 6 or 7 inputs, got 5");
   EXPECT_EQ(call("nn.lstm_cell", {Type::Tensor(DType::kF32, {b, 16}), h0, h0, w_ih, w_hh, bias, bias,
                                   Type::Tensor(DType::kF32, {96})}).status().message(),
             "nn.lstm_cell takes 5 to 7 arguments, got 8");
