@@ -36,8 +36,8 @@ absl::StatusOr<OnnxValue> Direction(const NodeContext& ctx, const OnnxValue& t, 
 }
 
 // ONNX LSTM (gates i, o, f, c) and GRU (z, r, h) as nn.lstm / nn.gru (PyTorch's i, f, g, o
-// and r, z, n), one call per direction: the default activations, no clip or
-// sequence_lens; LSTM peepholes and GRU's linear_before_reset as the kernels take them;
+// and r, z, n), one call per direction: the default activations and no clip; LSTM
+// peepholes, GRU's linear_before_reset and sequence_lens as the kernels take them;
 // layout 1 (batch first) by transposes around the time-major kernels.
 template <bool kLstm>
 absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
@@ -51,7 +51,6 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
   if (ctx.HasAttr("activations") || ctx.HasAttr("activation_alpha") || ctx.HasAttr("activation_beta")) {
     return ctx.Unimplemented("activations other than the defaults");
   }
-  if (ctx.OptionalInput(4)) return ctx.Unimplemented("the sequence_lens input");
   kernels::Attrs attrs;
   if constexpr (kLstm) {
     DYNVM_ASSIGN_OR_RETURN(const int64_t input_forget, ctx.Int("input_forget", 0));
@@ -75,11 +74,20 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
   const std::vector<int> order = kLstm ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{1, 0, 2};
   const Dim batch = x.type.shape()[1];
   std::optional<OnnxValue> bias = ctx.OptionalInput(3);
-  const std::optional<OnnxValue> peepholes = kLstm ? ctx.OptionalInput(7) : std::nullopt;
-  if (peepholes && !bias) {  // the kernel takes peepholes after both biases
+  const std::optional<OnnxValue> seq_lens = ctx.OptionalInput(4);
+  std::optional<OnnxValue> peepholes = kLstm ? ctx.OptionalInput(7) : std::nullopt;
+  // The kernels take peepholes after both biases and seq_lens after all of them: the
+  // missing ones before a given one are zeros (which change nothing).
+  const auto zeros = [&](int64_t per_direction) -> absl::StatusOr<OnnxValue> {
     DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, NodeContext::ConstantScalarOf(DType::kF32, 0.0));
-    DYNVM_ASSIGN_OR_RETURN(bias, ctx.Call("full", {zero}, {{"shape", std::vector<int64_t>{directions, 8 * hidden}},
-                                                         {"dtype", std::string("float32")}}));
+    return ctx.Call("full", {zero}, {{"shape", std::vector<int64_t>{directions, per_direction * hidden}},
+                                     {"dtype", std::string("float32")}});
+  };
+  if ((peepholes || seq_lens) && !bias) {
+    DYNVM_ASSIGN_OR_RETURN(bias, zeros(kLstm ? 8 : 6));
+  }
+  if (kLstm && seq_lens && !peepholes) {
+    DYNVM_ASSIGN_OR_RETURN(peepholes, zeros(3));
   }
 
   std::vector<OnnxValue> ys, hs, cs;
@@ -124,6 +132,7 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
       DYNVM_ASSIGN_OR_RETURN(OnnxValue pd, Direction(ctx, *peepholes, d));
       args.push_back(std::move(pd));
     }
+    if (seq_lens) args.push_back(*seq_lens);
     kernels::Attrs call_attrs = attrs;
     call_attrs["reverse"] = int64_t{direction == "reverse" || d == 1};
     DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kLstm ? "nn.lstm" : "nn.gru", std::move(args),
