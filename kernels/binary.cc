@@ -1,7 +1,8 @@
 // Elementwise binary kernels with numpy broadcasting, and `where`:
 //
 //   arithmetic   add, subtract, multiply, divide, maximum, minimum, mod, floor_mod
-//                (f32, f64, i32, i64) and power (f32, f64): a op b, of the inputs' dtype
+//                (f32, f64, u8, i8, i16, i32, i64) and power (f32, f64, i32, i64):
+//                a op b, of the inputs' dtype
 //   comparisons  equal, not_equal, less, less_equal, greater, greater_equal: inputs of
 //                any one dtype (f16 and bf16 compare as their f32 values), bool output
 //   logical      logical_and, logical_or, logical_xor: bool inputs and output
@@ -9,9 +10,12 @@
 //
 // The output shape is the broadcast of the inputs'. Integer arithmetic never traps:
 // add, subtract and multiply wrap (two's complement), x / 0 == x % 0 == 0 and
-// MIN / -1 == MIN. mod truncates like C's fmod (the result has the sign of a);
-// floor_mod floors like Python's % (the sign of b). Float maximum and minimum propagate
-// NaN, as numpy's maximum does.
+// MIN / -1 == MIN (u8 divides plainly); 8- and 16-bit values are computed wide and
+// narrowed, never overflowing C++'s int. Integer power squares with wrapping
+// multiplication; a negative exponent gives the truncated real result: 1 for a == 1,
+// +/-1 for a == -1 (by parity), else 0; 0 ** 0 == 1. mod truncates like C's fmod (the
+// result has the sign of a); floor_mod floors like Python's % (the sign of b). Float
+// maximum and minimum propagate NaN, as numpy's maximum does.
 //
 // Every kernel here runs on one broadcasting driver (kernels/broadcast.h): the output
 // is split into contiguous runs over the pool, and each run is a loop in which every

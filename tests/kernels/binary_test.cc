@@ -49,6 +49,9 @@ constexpr DType DTypeOf() {
   if constexpr (std::is_same_v<T, double>) return DType::kF64;
   if constexpr (std::is_same_v<T, int32_t>) return DType::kI32;
   if constexpr (std::is_same_v<T, int64_t>) return DType::kI64;
+  if constexpr (std::is_same_v<T, int16_t>) return DType::kI16;
+  if constexpr (std::is_same_v<T, int8_t>) return DType::kI8;
+  if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
 }
 
 template <typename T>
@@ -76,7 +79,8 @@ absl::Status RunKernel(std::string_view op, const NDArray& a, const NDArray& b, 
 // The scalar reference: deliberately naive, one output element at a time.
 
 // Integer semantics documented by binary.cc: add, subtract and multiply wrap (two's
-// complement); divide truncates toward zero, x / 0 == 0 and MIN / -1 == MIN.
+// complement); divide truncates toward zero, x / 0 == 0 and MIN / -1 == MIN. The
+// builtins compute the exact result and wrap it to T, whatever T's width.
 template <typename T>
 T RefInt(std::string_view op, T a, T b) {
   T r;
@@ -94,11 +98,11 @@ T RefInt(std::string_view op, T a, T b) {
   }
   if (op == "divide") {
     if (b == 0) return 0;
-    if (b == -1) {
-      __builtin_mul_overflow(a, T{-1}, &r);  // -MIN wraps to MIN
+    if (std::is_signed_v<T> && b == static_cast<T>(-1)) {
+      __builtin_sub_overflow(T{0}, a, &r);  // -MIN wraps to MIN
       return r;
     }
-    return a / b;
+    return static_cast<T>(a / b);
   }
   if (op == "maximum") return a > b ? a : b;
   if (op == "minimum") return a < b ? a : b;
@@ -142,7 +146,7 @@ void ExpectMatchesReference(std::string_view op, const std::vector<int64_t>& a_s
     const T x = a[OperandIndex(a_shape, index)];
     const T y = b[OperandIndex(b_shape, index)];
     if constexpr (std::is_integral_v<T>) {
-      ASSERT_EQ(got[i], RefInt<T>(op, x, y)) << op << " element " << i << ": " << x << ", " << y;
+      ASSERT_EQ(+got[i], +RefInt<T>(op, x, y)) << op << " element " << i << ": " << +x << ", " << +y;
     } else {
       const long double ref = RefFloat(op, x, y);
       const long double tol =
@@ -163,13 +167,16 @@ std::vector<T> RandomValues(std::mt19937& rng, int64_t n, bool divisor) {
   if constexpr (std::is_integral_v<T>) {
     // Mostly small values (so that divide has non-trivial quotients), some from the
     // whole range (overflow wraps), and the edge values.
-    const T edges[] = {0, 1, -1, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
-    std::uniform_int_distribution<T> small(-50, 50);
-    std::uniform_int_distribution<T> any(std::numeric_limits<T>::min(),
-                                         std::numeric_limits<T>::max());
+    // (Distributions over int64_t: 8-bit ones are not allowed.)
+    const T edges[] = {0, 1, static_cast<T>(-1), std::numeric_limits<T>::min(),
+                       std::numeric_limits<T>::max()};
+    std::uniform_int_distribution<int64_t> small(std::is_signed_v<T> ? -50 : 0,
+                                                 std::is_signed_v<T> ? 50 : 100);
+    std::uniform_int_distribution<int64_t> any(std::numeric_limits<T>::min(),
+                                               std::numeric_limits<T>::max());
     for (T& x : v) {
       const int pick = static_cast<int>(rng() % 10);
-      x = pick < 6 ? small(rng) : pick < 9 ? any(rng) : edges[rng() % 5];
+      x = static_cast<T>(pick < 6 ? small(rng) : pick < 9 ? any(rng) : edges[rng() % 5]);
     }
   } else {
     std::uniform_real_distribution<T> dist(-10, 10);
@@ -240,7 +247,7 @@ const Case kCases[] = {
 
 template <typename T>
 class BinaryKernelTest : public ::testing::Test {};
-using KernelTypes = ::testing::Types<float, double, int32_t, int64_t>;
+using KernelTypes = ::testing::Types<float, double, int32_t, int64_t, int16_t, int8_t, uint8_t>;
 TYPED_TEST_SUITE(BinaryKernelTest, KernelTypes);
 
 TYPED_TEST(BinaryKernelTest, BroadcastPatterns) {
@@ -313,7 +320,7 @@ TYPED_TEST(BinaryKernelTest, OutputMayAliasAnInput) {
 
 template <typename T>
 class IntegerEdgeTest : public ::testing::Test {};
-using IntTypes = ::testing::Types<int32_t, int64_t>;
+using IntTypes = ::testing::Types<int32_t, int64_t, int16_t, int8_t>;
 TYPED_TEST_SUITE(IntegerEdgeTest, IntTypes);
 
 TYPED_TEST(IntegerEdgeTest, DivisionEdges) {
@@ -346,6 +353,81 @@ TYPED_TEST(IntegerEdgeTest, ArithmeticWraps) {
   NDArray d = *NDArrayObj::Empty({3}, DTypeOf<T>(), Alloc());
   ASSERT_TRUE(RunKernel("multiply", a, m1, d).ok());  // -MIN wraps to MIN
   EXPECT_EQ(Elements<T>(d), (std::vector<T>{-kMax, kMin, -kMax}));
+}
+
+TEST(NarrowIntegerTest, UnsignedEightBit) {
+  // u8 wraps modulo 256 and divides plainly; x / 0 == x % 0 == 0.
+  NDArray a = MakeArray<uint8_t>({5}, {255, 0, 200, 7, 16});
+  NDArray b = MakeArray<uint8_t>({5}, {1, 1, 2, 0, 16});
+  NDArray c = *NDArrayObj::Empty({5}, DType::kU8, Alloc());
+  const std::pair<const char*, std::vector<uint8_t>> want[] = {
+      {"add", {0, 1, 202, 7, 32}},         {"subtract", {254, 255, 198, 7, 0}},
+      {"multiply", {255, 0, 144, 0, 0}},   {"divide", {255, 0, 100, 0, 1}},
+      {"maximum", {255, 1, 200, 7, 16}},   {"minimum", {1, 0, 2, 0, 16}},
+      {"mod", {0, 0, 0, 0, 0}},            {"floor_mod", {0, 0, 0, 0, 0}},
+  };
+  for (const auto& [op, values] : want) {
+    ASSERT_TRUE(RunKernel(op, a, b, c).ok()) << op;
+    EXPECT_EQ(Elements<uint8_t>(c), values) << op;
+  }
+  NDArray seven = MakeArray<uint8_t>({}, {7});
+  NDArray d = MakeArray<uint8_t>({4}, {3, 255, 7, 2});
+  NDArray e = *NDArrayObj::Empty({4}, DType::kU8, Alloc());
+  ASSERT_TRUE(RunKernel("floor_mod", seven, d, e).ok());
+  EXPECT_EQ(Elements<uint8_t>(e), (std::vector<uint8_t>{1, 7, 0, 1}));
+}
+
+TEST(NarrowIntegerTest, SignedRemaindersAndProducts) {
+  // Products that overflow int when 16-bit values promote to it must wrap, not trap.
+  constexpr int16_t kMin = std::numeric_limits<int16_t>::min();
+  constexpr int16_t kMax = std::numeric_limits<int16_t>::max();
+  NDArray a = MakeArray<int16_t>({4}, {kMin, kMax, -1, kMin});
+  NDArray c = *NDArrayObj::Empty({4}, DType::kI16, Alloc());
+  ASSERT_TRUE(RunKernel("multiply", a, a, c).ok());
+  EXPECT_EQ(Elements<int16_t>(c), (std::vector<int16_t>{0, 1, 1, 0}));
+  constexpr int8_t kMin8 = std::numeric_limits<int8_t>::min();
+  NDArray x = MakeArray<int8_t>({6}, {kMin8, kMin8, 7, -7, 7, -7});
+  NDArray y = MakeArray<int8_t>({6}, {-1, 0, -2, 2, 0, -2});
+  NDArray z = *NDArrayObj::Empty({6}, DType::kI8, Alloc());
+  ASSERT_TRUE(RunKernel("mod", x, y, z).ok());
+  EXPECT_EQ(Elements<int8_t>(z), (std::vector<int8_t>{0, 0, 1, -1, 0, -1}));
+  ASSERT_TRUE(RunKernel("floor_mod", x, y, z).ok());
+  EXPECT_EQ(Elements<int8_t>(z), (std::vector<int8_t>{0, 0, -1, 1, 0, -1}));
+}
+
+// Integer power: squaring with wrapping products; a negative exponent truncates the real
+// result (1, +/-1 by parity for -1, else 0); 0 ** 0 == 1.
+template <typename T>
+class IntegerPowerTest : public ::testing::Test {};
+using PowerIntTypes = ::testing::Types<int32_t, int64_t>;
+TYPED_TEST_SUITE(IntegerPowerTest, PowerIntTypes);
+
+TYPED_TEST(IntegerPowerTest, Edges) {
+  using T = TypeParam;
+  constexpr T kMin = std::numeric_limits<T>::min();
+  constexpr T kMax = std::numeric_limits<T>::max();
+  constexpr T kBits = sizeof(T) * 8;
+  const std::vector<std::pair<T, T>> in = {
+      {0, 0},    {5, 0},     {kMin, 0}, {0, 3},     {0, -1},   {0, kMin}, {1, -5},
+      {1, kMin}, {-1, -3},   {-1, -4},  {-1, kMin}, {-1, kMax}, {2, -1},  {-2, -1},
+      {kMin, -1}, {kMax, -2}, {2, kBits - 1}, {2, kBits}, {2, kMax}, {-2, kBits - 1},
+      {3, 4},    {-3, 3},    {kMin, 1}, {kMin, 2},  {kMax, 2},  {1, kMax}, {0, kMax}};
+  const std::vector<T> want = {1, 1, 1, 0, 0, 0, 1, 1, -1, 1, 1, -1, 0, 0,
+                               0, 0, kMin, 0, 0, kMin, 81, -27, kMin, 0, 1, 1, 0};
+  std::vector<T> a, b;
+  for (const auto& [x, y] : in) a.push_back(x), b.push_back(y);
+  const int64_t n = static_cast<int64_t>(in.size());
+  NDArray c = *NDArrayObj::Empty({n}, DTypeOf<T>(), Alloc());
+  ASSERT_TRUE(RunKernel("power", MakeArray<T>({n}, a), MakeArray<T>({n}, b), c).ok());
+  const std::vector<T> got = Elements<T>(c);
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(got[i], want[i]) << a[i] << " ** " << b[i];
+  // 3 ** 40 wraps: the product of forty 3s modulo 2^bits.
+  using U = std::make_unsigned_t<T>;
+  U wrapped = 1;
+  for (int i = 0; i < 40; ++i) wrapped *= 3;
+  NDArray d = *NDArrayObj::Empty({}, DTypeOf<T>(), Alloc());
+  ASSERT_TRUE(RunKernel("power", MakeArray<T>({}, {3}), MakeArray<T>({}, {40}), d).ok());
+  EXPECT_EQ(Elements<T>(d)[0], static_cast<T>(wrapped));
 }
 
 TEST(FloatEdgeTest, DivisionByZeroIsInfinite) {
@@ -397,6 +479,16 @@ LD IntMod(LD a, LD b, bool floored) {
   return static_cast<LD>(r);
 }
 
+// Integer a ** b by repeated multiplication, wrapped to `dtype` (i32 or i64) at the end
+// (wrapping commutes with products); a negative b truncates the real result, 0 for 0.
+LD IntPowerRef(LD a, LD b, DType dtype) {
+  if (b < 0) return a == 0 ? 0 : std::trunc(std::pow(a, b));
+  unsigned __int128 p = 1;
+  for (LD k = 0; k < b; ++k) p *= static_cast<unsigned __int128>(static_cast<__int128>(a));
+  return dtype == DType::kI32 ? static_cast<LD>(static_cast<int32_t>(static_cast<uint32_t>(p)))
+                              : static_cast<LD>(static_cast<int64_t>(static_cast<uint64_t>(p)));
+}
+
 // The exact result of `op` on element values a and b of a tensor of `dtype`.
 LD RefOp(std::string_view op, LD a, LD b, DType dtype) {
   const bool integral = dtype != DType::kF32 && dtype != DType::kF64;
@@ -409,6 +501,7 @@ LD RefOp(std::string_view op, LD a, LD b, DType dtype) {
   if (op == "logical_and") return a != 0 && b != 0;
   if (op == "logical_or") return a != 0 || b != 0;
   if (op == "logical_xor") return (a != 0) != (b != 0);
+  if (op == "power" && integral) return IntPowerRef(a, b, dtype);
   if (op == "power") return std::pow(a, b);
   const bool floored = op == "floor_mod";
   if (integral) return IntMod(a, b, floored);
@@ -431,6 +524,11 @@ NDArray RandomOperand(std::string_view op, const std::vector<int64_t>& shape, DT
       t->data_as<int64_t>()[i] = std::numeric_limits<int64_t>::min();
     } else if (dtype == DType::kI32 && r == 0) {
       t->data_as<int32_t>()[i] = rng() % 2 ? -1 : std::numeric_limits<int32_t>::min();
+    } else if ((dtype == DType::kI8 || dtype == DType::kI16 || dtype == DType::kU8) && r < 2) {
+      // The extremes, where 8- and 16-bit arithmetic promoted to int leaves the type.
+      if (dtype == DType::kU8) t->data_as<uint8_t>()[i] = r == 0 ? 0 : UINT8_MAX;
+      if (dtype == DType::kI8) t->data_as<int8_t>()[i] = r == 0 ? INT8_MIN : INT8_MAX;
+      if (dtype == DType::kI16) t->data_as<int16_t>()[i] = r == 0 ? INT16_MIN : INT16_MAX;
     }
   }
   return t;
@@ -473,9 +571,12 @@ void CheckOp(std::string_view op, DType dtype, std::mt19937& rng) {
 
 TEST(BinaryOpsTest, PowerAndRemainders) {
   std::mt19937 rng(8);
-  for (DType dtype : {DType::kF32, DType::kF64}) CheckOp("power", dtype, rng);
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kI32, DType::kI64}) {
+    CheckOp("power", dtype, rng);
+  }
   for (const char* op : {"mod", "floor_mod"}) {
-    for (DType dtype : {DType::kF32, DType::kF64, DType::kI32, DType::kI64}) {
+    for (DType dtype : {DType::kF32, DType::kF64, DType::kU8, DType::kI8, DType::kI16,
+                        DType::kI32, DType::kI64}) {
       CheckOp(op, dtype, rng);
     }
   }
@@ -574,10 +675,11 @@ TEST(BinaryOpsTest, Errors) {
   ExpectInvalid(run("less", f, i, DType::kBool), "less: input dtypes differ: f32 and i32");
   ExpectInvalid(run("logical_and", f, f, DType::kBool),
                 "unsupported dtype f32 for logical_and input: expected bool");
-  ExpectInvalid(run("power", i, i, DType::kI32),
-                "unsupported dtype i32 for power input: expected f32 or f64");
+  NDArray i16 = *NDArrayObj::Empty({2}, DType::kI16, Alloc());
+  ExpectInvalid(run("power", i16, i16, DType::kI16),
+                "unsupported dtype i16 for power input: expected f32, f64, i32 or i64");
   ExpectInvalid(run("mod", b, b, DType::kBool),
-                "unsupported dtype bool for mod input: expected f32, f64, i32 or i64");
+                "unsupported dtype bool for mod input: expected f32, f64, i8, i16, i32, i64 or u8");
   ExpectInvalid(DefaultRegistry().Bind("equal", {{"axis", int64_t{0}}}, 2, 1).status(),
                 "kernel 'equal' takes no attributes, got 'axis'");
 }
@@ -667,14 +769,14 @@ TEST(BinaryErrorTest, MixedDTypes) {
 }
 
 TEST(BinaryErrorTest, UnsupportedDTypes) {
-  for (DType dtype :
-       {DType::kBool, DType::kF16, DType::kBF16, DType::kI8, DType::kI16, DType::kU8}) {
+  for (DType dtype : {DType::kBool, DType::kF16, DType::kBF16}) {
     NDArray a = *NDArrayObj::Empty({4}, dtype, Alloc());
     std::memset(a->data(), 0, a->nbytes());
     for (const char* op : kOps) {
       ExpectInvalid(
           RunKernel(op, a, a, a),
-          absl::StrFormat("unsupported dtype %s for %s input: expected f32, f64, i32 or i64",
+          absl::StrFormat("unsupported dtype %s for %s input: expected f32, f64, i8, i16, i32, "
+                          "i64 or u8",
                           DTypeName(dtype), op));
     }
   }

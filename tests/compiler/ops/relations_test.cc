@@ -61,11 +61,14 @@ Shape BroadcastPartner(std::mt19937& rng, Shape s) {
 Generator Unary(DType dtype, kernels::Attrs attrs = {}) {
   return [=](std::mt19937& rng) { return Case{{{dtype, RandShape(rng, 0, 4)}}, attrs}; };
 }
-Generator Binary(DType dtype) {
+// Two broadcasting operands of one dtype drawn from `dtypes`, so that the dtypes the
+// relation accepts are checked against the kernel's as well as the shapes.
+Generator Binary(std::vector<DType> dtypes) {
   return [=](std::mt19937& rng) {
     Shape a = RandShape(rng, 0, 4);
     Shape b = BroadcastPartner(rng, a);
     if (Rand(rng, 0, 1)) std::swap(a, b);
+    const DType dtype = dtypes[Rand(rng, 0, dtypes.size() - 1)];
     return Case{{{dtype, a}, {dtype, b}}, {}};
   };
 }
@@ -102,12 +105,17 @@ const std::map<std::string, Generator>& Generators() {
     (*g)["clip"] = Unary(DType::kF32, {{"a_min", -1.0}, {"a_max", 1.0}});
     (*g)["logical_not"] = Unary(DType::kBool);
     (*g)["cast"] = Unary(DType::kF32, {{"dtype", std::string("int32")}});
+    // Every dtype, f32 most often.
+    std::vector<DType> dtypes = {DType::kF32, DType::kF32, DType::kF32};
+    for (int d = 0; d < kNumDTypes; ++d) dtypes.push_back(static_cast<DType>(d));
     for (const char* op : {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum",
                            "mod", "floor_mod", "equal", "not_equal", "less", "less_equal",
                            "greater", "greater_equal"}) {
-      (*g)[op] = Binary(DType::kF32);
+      (*g)[op] = Binary(dtypes);
     }
-    for (const char* op : {"logical_and", "logical_or", "logical_xor"}) (*g)[op] = Binary(DType::kBool);
+    for (const char* op : {"logical_and", "logical_or", "logical_xor"}) {
+      (*g)[op] = Binary({DType::kBool, DType::kBool, DType::kBool, DType::kF32, DType::kU8});
+    }
     // Three inputs broadcast together, each read by the program.
     (*g)["fused_elementwise"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 0, 3);
@@ -666,8 +674,21 @@ TEST(RelationsTest, SymbolicExamples) {
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {n}), Type::Tensor(DType::kF32, {Min(n, 0)})})
                 ->ToString(),
             "Tensor[(?), float32]");
-  EXPECT_FALSE(call("add", {Type::Tensor(DType::kU8, {n}), Type::Tensor(DType::kU8, {n})}).ok());
-  EXPECT_FALSE(call("power", {Type::Tensor(DType::kI32, {n}), Type::Tensor(DType::kI32, {n})}).ok());
+  // The kernels' dtypes: arithmetic on u8, i8, i16, i32, i64 and floats, power on i32, i64
+  // and floats.
+  EXPECT_EQ(call("add", {Type::Tensor(DType::kU8, {n}), Type::Tensor(DType::kU8, {n})})->ToString(),
+            "Tensor[(n), uint8]");
+  EXPECT_EQ(call("floor_mod", {Type::Tensor(DType::kI8, {n}), Type::Tensor(DType::kI8, {1})})->ToString(),
+            "Tensor[(n), int8]");
+  EXPECT_EQ(call("divide", {Type::Tensor(DType::kI16, {}), Type::Tensor(DType::kI16, {n})})->ToString(),
+            "Tensor[(n), int16]");
+  EXPECT_FALSE(call("add", {Type::Tensor(DType::kBool, {n}), Type::Tensor(DType::kBool, {n})}).ok());
+  EXPECT_EQ(call("power", {Type::Tensor(DType::kI32, {n}), Type::Tensor(DType::kI32, {n})})->ToString(),
+            "Tensor[(n), int32]");
+  EXPECT_EQ(call("power", {Type::Tensor(DType::kI64, {n}), Type::Tensor(DType::kI64, {n})})->ToString(),
+            "Tensor[(n), int64]");
+  EXPECT_EQ(call("power", {Type::Tensor(DType::kI16, {n}), Type::Tensor(DType::kI16, {n})}).status().message(),
+            "power: unsupported dtype int16 for lhs: expected float32 or float64 or int32 or int64");
   EXPECT_EQ(call("concatenate", {Type::Tuple({x, x})}, {{"axis", int64_t{1}}})->ToString(),
             "Tensor[(b, n*2, 768), float32]");
   EXPECT_EQ(call("nn.batch_matmul", {Type::Tensor(DType::kF32, {b, 12, n, 64}),
