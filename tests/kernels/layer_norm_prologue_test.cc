@@ -102,16 +102,6 @@ void CheckBothWays(const std::string& program, const NormAttrs& norm,
   ExpectSameBits(*fused, *separate);
 }
 
-// A shape `out` broadcasts from: some extents set to 1, some leading axes dropped.
-std::vector<int64_t> BroadcastFrom(const std::vector<int64_t>& out, std::mt19937& rng) {
-  std::vector<int64_t> shape = out;
-  for (int64_t& d : shape) {
-    if (RandomInt(rng, 0, 2) == 0) d = 1;
-  }
-  const int64_t drop = RandomInt(rng, 0, 2) == 0 ? RandomInt(rng, 0, shape.size()) : 0;
-  return std::vector<int64_t>(shape.begin() + drop, shape.end());
-}
-
 TEST(LayerNormPrologueTest, RandomShapesAxesAndPrograms) {
   std::mt19937 rng(31);
   ThreadPool one(1), four(4);

@@ -34,6 +34,17 @@ inline int64_t RandomInt(std::mt19937& rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
+// A shape `out` broadcasts from: some extents set to 1, some leading axes dropped.
+inline std::vector<int64_t> BroadcastFrom(const std::vector<int64_t>& out, std::mt19937& rng) {
+  std::vector<int64_t> shape = out;
+  for (int64_t& d : shape) {
+    if (RandomInt(rng, 0, 2) == 0) d = 1;
+  }
+  const int64_t drop =
+      RandomInt(rng, 0, 2) == 0 ? RandomInt(rng, 0, static_cast<int64_t>(shape.size())) : 0;
+  return std::vector<int64_t>(shape.begin() + drop, shape.end());
+}
+
 // The number of elements of `shape`.
 inline int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;

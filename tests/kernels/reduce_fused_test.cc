@@ -107,17 +107,6 @@ void CheckBothWays(const Case& c, const std::vector<NDArray>& inputs, ThreadPool
   ExpectSameBits(*fused, *separate);
 }
 
-// A shape `out` broadcasts from: some extents set to 1, some leading axes dropped.
-std::vector<int64_t> BroadcastFrom(const std::vector<int64_t>& out, std::mt19937& rng) {
-  std::vector<int64_t> shape = out;
-  for (int64_t& d : shape) {
-    if (RandomInt(rng, 0, 2) == 0) d = 1;
-  }
-  const int64_t drop =
-      RandomInt(rng, 0, 2) == 0 ? RandomInt(rng, 0, static_cast<int64_t>(shape.size())) : 0;
-  return std::vector<int64_t>(shape.begin() + drop, shape.end());
-}
-
 // Inputs for `program` broadcasting to `shape` (the first input has it whole). Values
 // near 1 so that products stay finite.
 std::vector<NDArray> InputsFor(const std::string& program, const std::vector<int64_t>& shape,

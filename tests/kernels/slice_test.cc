@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -210,8 +211,12 @@ Ints PythonSlice(int64_t len, std::optional<int64_t> start, std::optional<int64_
   return picked;
 }
 
-void CheckSlice(const NDArray& x, const Attrs& attrs, const std::vector<Ints>& picked) {
-  auto r = RunKernel("strided_slice", attrs, {x});
+// Runs `kernel` (strided_slice, or dyn.strided_slice with index inputs after x) and
+// expects the elements of x that `picked` lists per axis.
+void CheckPicked(std::string_view kernel, const Attrs& attrs, const std::vector<NDArray>& inputs,
+                 const std::vector<Ints>& picked) {
+  const NDArray& x = inputs[0];
+  auto r = RunKernel(kernel, attrs, inputs);
   ASSERT_TRUE(r.ok()) << r.status();
   Ints shape;
   for (const Ints& p : picked) shape.push_back(static_cast<int64_t>(p.size()));
@@ -220,6 +225,10 @@ void CheckSlice(const NDArray& x, const Attrs& attrs, const std::vector<Ints>& p
     for (size_t k = 0; k < index.size(); ++k) index[k] = picked[k][index[k]];
     return Ravel(index, ShapeOf(x));
   });
+}
+
+void CheckSlice(const NDArray& x, const Attrs& attrs, const std::vector<Ints>& picked) {
+  CheckPicked("strided_slice", attrs, {x}, picked);
 }
 
 TEST(StridedSliceTest, RandomBoundsAndSteps) {
@@ -355,15 +364,7 @@ void CheckDynSlice(const NDArray& x, const std::vector<NDArray>& index_inputs,
                    const std::vector<Ints>& picked) {
   std::vector<NDArray> inputs = {x};
   inputs.insert(inputs.end(), index_inputs.begin(), index_inputs.end());
-  auto r = RunKernel("dyn.strided_slice", {}, inputs);
-  ASSERT_TRUE(r.ok()) << r.status();
-  Ints shape;
-  for (const Ints& p : picked) shape.push_back(static_cast<int64_t>(p.size()));
-  ExpectGathered((*r)[0], shape, x, [&](int64_t i) {
-    Ints index = Unravel(i, shape);
-    for (size_t k = 0; k < index.size(); ++k) index[k] = picked[k][index[k]];
-    return Ravel(index, ShapeOf(x));
-  });
+  CheckPicked("dyn.strided_slice", {}, inputs, picked);
 }
 
 TEST(DynStridedSliceTest, RandomAgainstOnnxReference) {
