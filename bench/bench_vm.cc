@@ -34,11 +34,8 @@ std::shared_ptr<const vm::Executable> Build(std::string_view text,
     std::fprintf(stderr, "assembly failed: %s\n", spec.status().ToString().c_str());
     std::abort();
   }
-  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-      bytes.ok() ? serializer::LoadExecutableFromMemory(
-                       {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, registry)
-                 : bytes.status();
+      serializer::ReloadExecutable(*spec, registry);
   if (!exe.ok()) {
     std::fprintf(stderr, "load failed: %s\n", exe.status().ToString().c_str());
     std::abort();

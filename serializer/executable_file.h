@@ -53,6 +53,12 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutable(
 absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutableFromMemory(
     absl::Span<const uint8_t> bytes, const kernels::KernelRegistry& registry);
 
+// The executable a file holding `spec` loads as: SerializeExecutable, then
+// LoadExecutableFromMemory — what vm_compile then vm_run do, without the file (for
+// tests and tools that compile and run in one process).
+absl::StatusOr<std::shared_ptr<const vm::Executable>> ReloadExecutable(
+    const vm::ExecutableSpec& spec, const kernels::KernelRegistry& registry);
+
 }  // namespace dynvm::serializer
 
 #endif  // DYNVM_SERIALIZER_EXECUTABLE_FILE_H_

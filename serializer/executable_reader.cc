@@ -407,4 +407,11 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutableFromMemory(
   return vm::Executable::Create(std::move(spec), registry);
 }
 
+absl::StatusOr<std::shared_ptr<const vm::Executable>> ReloadExecutable(
+    const vm::ExecutableSpec& spec, const kernels::KernelRegistry& registry) {
+  DYNVM_ASSIGN_OR_RETURN(const std::string bytes, SerializeExecutable(spec));
+  return LoadExecutableFromMemory(
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), registry);
+}
+
 }  // namespace dynvm::serializer

@@ -267,12 +267,9 @@ CaseResult RunCase(const fs::path& dir, const std::string& name) {
   absl::StatusOr<vm::ExecutableSpec> spec =
       compiler::CompileModule(*module, compiler::CompileOptions());
   if (!spec.ok()) return Failed(Outcome::kFail, "compile", spec.status());
-  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
-  if (!bytes.ok()) return Failed(Outcome::kFail, "serialize", bytes.status());
-  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = serializer::LoadExecutableFromMemory(
-      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
-      kernels::DefaultRegistry());
-  if (!exe.ok()) return Failed(Outcome::kFail, "load", exe.status());
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+      serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
+  if (!exe.ok()) return Failed(Outcome::kFail, "serialize and load", exe.status());
   const std::optional<uint32_t> main = (*exe)->FunctionIndex("main");
   if (!main.has_value()) return {Outcome::kFail, "load: the executable has no @main", {}};
 

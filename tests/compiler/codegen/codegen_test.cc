@@ -31,10 +31,7 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> Compile(std::string_view t
   if (!mod.ok()) return mod.status();
   absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
-  if (!bytes.ok()) return bytes.status();
-  return serializer::LoadExecutableFromMemory(
-      {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, kernels::DefaultRegistry());
+  return serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
 }
 
 NDArray Tensor(const Shape& shape, std::mt19937& rng) {

@@ -279,10 +279,7 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> CompileAnf(std::string_vie
   if (!anf.ok()) return anf.status();
   absl::StatusOr<vm::ExecutableSpec> spec = GenerateBytecode(*anf);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
-  if (!bytes.ok()) return bytes.status();
-  return serializer::LoadExecutableFromMemory(
-      {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, kernels::DefaultRegistry());
+  return serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
 }
 
 NDArray I64(int64_t v) {

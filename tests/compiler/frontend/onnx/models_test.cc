@@ -73,10 +73,8 @@ std::shared_ptr<const vm::Executable> Compile(const ModelCase& m) {
   absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
   EXPECT_TRUE(spec.ok()) << spec.status();
   if (!spec.ok()) return nullptr;
-  absl::StatusOr<std::string> bytes = serializer::SerializeExecutable(*spec);
-  EXPECT_TRUE(bytes.ok()) << bytes.status();
-  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe = serializer::LoadExecutableFromMemory(
-      {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, kernels::DefaultRegistry());
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+      serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
   EXPECT_TRUE(exe.ok()) << exe.status();
   return exe.ok() ? *exe : nullptr;
 }
