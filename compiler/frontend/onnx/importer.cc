@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -223,11 +224,12 @@ Expr WrapInBindings(const NodeContext::Bindings& bindings, Expr body) {
 absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
                                    const std::string& base_dir) {
   const onnx::GraphProto& graph = model.graph();
+  absl::flat_hash_set<std::string> initializers;
+  for (const onnx::TensorProto& init : graph.initializer()) initializers.insert(init.name());
   Scope values;
-  for (const onnx::TensorProto& init : graph.initializer()) values.insert_or_assign(init.name(), OnnxValue{});
   std::vector<Expr> params;
   for (const onnx::ValueInfoProto& input : graph.input()) {
-    if (values.contains(input.name())) continue;  // an initializer: a constant
+    if (initializers.contains(input.name())) continue;  // a constant (ImportNodes adds it)
     DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input));
     Expr var = Expr::Var(input.name(), type);
     params.push_back(var);

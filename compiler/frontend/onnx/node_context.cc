@@ -12,6 +12,7 @@
 #include "compiler/frontend/onnx/converters.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
 #include "compiler/ops/op_registry.h"
+#include "kernels/elementwise/convert.h"
 #include "objects/allocator.h"
 
 namespace dynvm::compiler::onnx_frontend {
@@ -232,14 +233,17 @@ OnnxValue NodeContext::ConstantI64(const std::vector<int64_t>& values, bool scal
 
 absl::StatusOr<OnnxValue> NodeContext::ConstantScalarOf(DType dtype, double value) {
   DYNVM_ASSIGN_OR_RETURN(NDArray t, NDArrayObj::Empty({}, dtype, MakeNaiveAllocator()));
+  // The kernels' conversion rules (an integer saturates, NaN becomes 0), never a cast
+  // out of range.
+  using kernels::elementwise::Convert;
   switch (dtype) {
-    case DType::kF32: *t->data_as<float>() = static_cast<float>(value); break;
+    case DType::kF32: *t->data_as<float>() = Convert<float>(value); break;
     case DType::kF64: *t->data_as<double>() = value; break;
-    case DType::kI32: *t->data_as<int32_t>() = static_cast<int32_t>(value); break;
-    case DType::kI64: *t->data_as<int64_t>() = static_cast<int64_t>(value); break;
-    case DType::kI8: *t->data_as<int8_t>() = static_cast<int8_t>(value); break;
-    case DType::kI16: *t->data_as<int16_t>() = static_cast<int16_t>(value); break;
-    case DType::kU8: *t->data_as<uint8_t>() = static_cast<uint8_t>(value); break;
+    case DType::kI32: *t->data_as<int32_t>() = Convert<int32_t>(value); break;
+    case DType::kI64: *t->data_as<int64_t>() = Convert<int64_t>(value); break;
+    case DType::kI8: *t->data_as<int8_t>() = Convert<int8_t>(value); break;
+    case DType::kI16: *t->data_as<int16_t>() = Convert<int16_t>(value); break;
+    case DType::kU8: *t->data_as<uint8_t>() = Convert<uint8_t>(value); break;
     case DType::kBool: *t->data_as<uint8_t>() = value != 0.0; break;
     default:
       return absl::UnimplementedError(

@@ -50,71 +50,13 @@ std::optional<std::vector<int64_t>> ReshapeCodes(const Type& data, const std::ve
   return codes;
 }
 
-// The product of `dims` as a constant and a multiset of other factors (symbols and
-// other terms), for cancelling; nothing if a dim is `?`.
-struct Factors {
-  int64_t constant = 1;
-  std::vector<Dim> terms;
-};
-std::optional<Factors> Factorize(const std::vector<Dim>& dims) {
-  Factors f;
-  for (const Dim& d : dims) {
-    if (d.is_any()) return std::nullopt;
-    if (d.is_const()) {
-      if (__builtin_mul_overflow(f.constant, d.const_value(), &f.constant)) return std::nullopt;
-    } else {
-      f.terms.push_back(d);
-    }
-  }
-  return f;
-}
-
-// The target of a Reshape with its -1 (or a code 0) resolved to a dim: the input's
-// element count over the other target extents, cancelling equal factors, when that
-// leaves a whole number of constants. Nothing otherwise.
-std::optional<std::vector<Dim>> ReshapeTarget(const std::vector<Dim>& input, std::vector<Dim> target,
-                                              bool allowzero) {
-  int inferred = -1;
-  for (size_t i = 0; i < target.size(); ++i) {
-    if (!allowzero && target[i].is_const() && target[i].const_value() == 0) {
-      if (i >= input.size()) return std::nullopt;
-      target[i] = input[i];
-    }
-    if (target[i].is_const() && target[i].const_value() == -1) {
-      if (inferred >= 0) return std::nullopt;
-      inferred = static_cast<int>(i);
-    }
-  }
-  if (inferred < 0) return target;
-  std::vector<Dim> others = target;
-  others.erase(others.begin() + inferred);
-  std::optional<Factors> num = Factorize(input), den = Factorize(others);
-  if (!num || !den || den->constant == 0 || num->constant % den->constant != 0) return std::nullopt;
-  for (const Dim& t : den->terms) {
-    auto it = std::find(num->terms.begin(), num->terms.end(), t);
-    if (it == num->terms.end()) return std::nullopt;
-    num->terms.erase(it);
-  }
-  Dim d = num->constant / den->constant;
-  for (const Dim& t : num->terms) d = d * t;
-  target[inferred] = d;
-  return target;
-}
-
 absl::StatusOr<Values> ConvertReshape(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue data, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Input(1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t allowzero, ctx.Int("allowzero", 0));
   if (shape.elements) {
     if (std::optional<std::vector<int64_t>> codes = ReshapeCodes(data.type, *shape.elements, allowzero)) {
-      DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("reshape", {data}, {{"newshape", *codes}, {"allowzero", allowzero}}));
-      // The relation divides the element count by the other extents without cancelling
-      // symbols ([b, s, 64] to [0, -1, 4, 16] gives b*s*64 / (b*64)): say s.
-      std::optional<std::vector<Dim>> exact = ReshapeTarget(data.type.shape(), *shape.elements, allowzero);
-      if (exact && *exact != out.type.shape()) {
-        return Values{ctx.Narrow(out, Type::Tensor(out.type.dtype(), *std::move(exact)))};
-      }
-      return Values{std::move(out)};
+      return One(ctx.Call("reshape", {data}, {{"newshape", *codes}, {"allowzero", allowzero}}));
     }
   }
   if (allowzero != 0) return ctx.Unimplemented("allowzero = 1 with a shape known only at run time");
