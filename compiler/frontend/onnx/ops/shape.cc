@@ -52,11 +52,10 @@ absl::StatusOr<Values> ConvertShape(NodeContext& ctx) {
   if (std::optional<std::vector<int64_t>> values = ConstantDims(dims)) {
     return Values{NodeContext::ConstantI64(*values)};
   }
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("shape_of", {x}));
-  if (start != 0 || end != rank) {
-    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call("strided_slice", {out}, {{"begin", std::vector<int64_t>{start}},
-                                                                  {"end", std::vector<int64_t>{end}}}));
-  }
+  kernels::Attrs range;  // shape_of takes opset 15's range itself
+  if (start != 0) range["start"] = start;
+  if (end != rank) range["end"] = end;
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("shape_of", {x}, std::move(range)));
   out.elements = dims;
   return Values{std::move(out)};
 }

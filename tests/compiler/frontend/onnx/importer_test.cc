@@ -124,6 +124,22 @@ TEST(OnnxImporterTest, ShapeArithmeticFoldsIntoStaticReshapes) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("dyn.reshape")));
 }
 
+TEST(OnnxImporterTest, ShapeWithARangeOfSymbolicExtentsIsOneShapeOf) {
+  // Shape(x, start=1) of x [b, s, 8]: [s, 8], known only at run time, read by shape_of
+  // with opset 15's range.
+  onnx::ModelProto m = Model(15);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"b", "s", "8"});
+  onnx::AttributeProto* start = AddNode(g, "Shape", {"x"}, {"tail"})->add_attribute();
+  start->set_name("start");
+  start->set_type(onnx::AttributeProto::INT);
+  start->set_i(1);
+  AddValue(g->mutable_output(), "tail", onnx::TensorProto::INT64, {"2"});
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_THAT(MainText(*mod), HasSubstr("shape_of(%x, start=1)"));
+}
+
 TEST(OnnxImporterTest, IfBranchesReadTheEnclosingGraph) {
   // y = cond ? x + x : relu(x), the branches subgraphs that read x from outside.
   onnx::ModelProto m = Model();
