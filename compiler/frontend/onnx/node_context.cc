@@ -1,4 +1,5 @@
 // NodeContext: a node's inputs, attributes and the calls its converter builds.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "compiler/frontend/onnx/converters.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/passes/fold_constant.h"
 #include "kernels/elementwise/convert.h"
 #include "objects/allocator.h"
 
@@ -192,8 +194,16 @@ absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<Onn
   // operator lacks a case (a dtype, a layout): unsupported rather than invalid.
   absl::StatusOr<Type> type = InferCallType(*def, types, attrs);
   if (!type.ok()) return Unimplemented(std::string(type.status().message()));
-  return OnnxValue{Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs)), *std::move(type),
-                   std::nullopt};
+  Expr call = Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs));
+  // A call over constants is evaluated now, so that the shape arithmetic after it
+  // (Neg of an axis, ConstantOfShape, a Cast) still sees elements.
+  if (type->is_tensor() && std::all_of(call.args().begin(), call.args().end(), [](const Expr& a) {
+        return a.is(ExprKind::kConstant);
+      })) {
+    DYNVM_ASSIGN_OR_RETURN(Expr folded, FoldConstants(call));
+    if (folded.is(ExprKind::kConstant)) return Constant(folded.value());
+  }
+  return OnnxValue{std::move(call), *std::move(type), std::nullopt};
 }
 
 OnnxValue NodeContext::Narrow(const OnnxValue& v, Type type) const {

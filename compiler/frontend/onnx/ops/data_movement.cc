@@ -59,8 +59,7 @@ absl::StatusOr<Values> ConvertReshape(NodeContext& ctx) {
       return One(ctx.Call("reshape", {data}, {{"newshape", *codes}, {"allowzero", allowzero}}));
     }
   }
-  if (allowzero != 0) return ctx.Unimplemented("allowzero = 1 with a shape known only at run time");
-  return One(ctx.Call("dyn.reshape", {data, shape}));
+  return One(ctx.Call("dyn.reshape", {data, shape}, {{"allowzero", allowzero}}));
 }
 
 absl::StatusOr<Values> ConvertFlatten(NodeContext& ctx) {
