@@ -164,7 +164,7 @@ class MetadataReader {
     return static_cast<DType>(raw);
   }
 
-  absl::StatusOr<vm::ValueSpec> ReadValueSpec(const fbs::ValueSpec& in);
+  absl::StatusOr<vm::ValueSpec> ReadValueSpec(const fbs::ValueSpec& in, int depth);
   absl::StatusOr<std::vector<vm::ValueSpec>> ReadValueSpecs(
       const flatbuffers::Vector<flatbuffers::Offset<fbs::ValueSpec>>* list,
       std::string_view what);
@@ -181,7 +181,8 @@ class MetadataReader {
   Storage weights_storage_;  // one view of the whole section, made on first use
 };
 
-absl::StatusOr<vm::ValueSpec> MetadataReader::ReadValueSpec(const fbs::ValueSpec& in) {
+// `depth` is 1 for a signature's own specs and one more per enclosing tuple.
+absl::StatusOr<vm::ValueSpec> MetadataReader::ReadValueSpec(const fbs::ValueSpec& in, int depth) {
   vm::ValueSpec out;
   DYNVM_ASSIGN_OR_RETURN(out.name, ReadOptionalString(in.name()));
   const uint32_t kind = static_cast<uint32_t>(in.kind());
@@ -200,6 +201,17 @@ absl::StatusOr<vm::ValueSpec> MetadataReader::ReadValueSpec(const fbs::ValueSpec
       out.dims.push_back(vm::DimSpec{d->extent(), std::move(symbol)});
     }
   }
+  if (const auto* fields = in.fields(); fields != nullptr && fields->size() > 0) {
+    if (depth >= vm::kMaxSpecDepth) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("tuples nested deeper than the maximum %d", vm::kMaxSpecDepth));
+    }
+    for (flatbuffers::uoffset_t i = 0; i < fields->size(); ++i) {
+      absl::StatusOr<vm::ValueSpec> field = ReadValueSpec(*fields->Get(i), depth + 1);
+      if (!field.ok()) return Annotate(field.status(), absl::StrFormat("field %d", i));
+      out.fields.push_back(*std::move(field));
+    }
+  }
   return out;
 }
 
@@ -209,7 +221,7 @@ absl::StatusOr<std::vector<vm::ValueSpec>> MetadataReader::ReadValueSpecs(
   std::vector<vm::ValueSpec> out;
   if (list == nullptr) return out;
   for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
-    absl::StatusOr<vm::ValueSpec> spec = ReadValueSpec(*list->Get(i));
+    absl::StatusOr<vm::ValueSpec> spec = ReadValueSpec(*list->Get(i), 1);
     if (!spec.ok()) return Annotate(spec.status(), absl::StrFormat("%s %d", what, i));
     out.push_back(*std::move(spec));
   }

@@ -10,6 +10,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -35,7 +36,7 @@ static_assert(std::endian::native == std::endian::little,
 // The schema's enums mirror the runtime's; a new DType or kind must be added to both.
 static_assert(static_cast<int>(fbs::DType::MAX) + 1 == kNumDTypes);
 static_assert(static_cast<uint32_t>(fbs::ValueKind::MAX) ==
-              static_cast<uint32_t>(vm::ValueSpec::Kind::kBool));
+              static_cast<uint32_t>(vm::ValueSpec::Kind::kTuple));
 static_assert(std::variant_size_v<kernels::AttrValue> ==
               static_cast<size_t>(fbs::AttrKind::MAX) + 1);
 
@@ -57,12 +58,14 @@ struct PlacedTensor {
 uint64_t EstimateMetadataBytes(const vm::ExecutableSpec& spec) {
   constexpr uint64_t kTable = 96;  // vtable, table and offsets of one small table
   uint64_t total = kTable + spec.producer.size();
-  auto value_specs = [&](const std::vector<vm::ValueSpec>& specs) {
-    for (const vm::ValueSpec& v : specs) {
-      total += kTable + v.name.size();
-      for (const vm::DimSpec& d : v.dims) total += kTable + d.symbol.size();
-    }
-  };
+  std::function<void(const std::vector<vm::ValueSpec>&)> value_specs =
+      [&](const std::vector<vm::ValueSpec>& specs) {
+        for (const vm::ValueSpec& v : specs) {
+          total += kTable + v.name.size();
+          for (const vm::DimSpec& d : v.dims) total += kTable + d.symbol.size();
+          value_specs(v.fields);
+        }
+      };
   for (const vm::Function& f : spec.functions) {
     total += kTable + f.name.size() + 4 * f.code.size();
     value_specs(f.params);
@@ -124,9 +127,12 @@ class MetadataWriter {
       dims.push_back(fbs::CreateDim(fbb_, d.extent,
                                     d.symbol.empty() ? 0 : fbb_.CreateString(d.symbol)));
     }
+    std::vector<flatbuffers::Offset<fbs::ValueSpec>> fields;
+    for (const vm::ValueSpec& f : spec.fields) fields.push_back(WriteValueSpec(f));
     return fbs::CreateValueSpec(fbb_, spec.name.empty() ? 0 : fbb_.CreateString(spec.name),
                                 static_cast<fbs::ValueKind>(spec.kind),
-                                static_cast<fbs::DType>(spec.dtype), fbb_.CreateVector(dims));
+                                static_cast<fbs::DType>(spec.dtype), fbb_.CreateVector(dims),
+                                fields.empty() ? 0 : fbb_.CreateVector(fields));
   }
 
   flatbuffers::Offset<fbs::Function> WriteFunction(const vm::Function& f) {

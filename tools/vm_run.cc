@@ -12,6 +12,7 @@
 // all of them (tools/run/compare.h). Exit codes: 0 success; 1 an error (unreadable
 // file, bad input, run-time failure); 2 a malformed command line; 3 an output differs
 // from --expected_output. Each failure is one line on stderr. See docs/cli.md.
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -24,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/kernel.h"
@@ -204,8 +206,49 @@ absl::StatusOr<uint32_t> FindFunction(const vm::Executable& exe, const Flags& fl
                                              flags.executable, names));
 }
 
+// The names of the outputs, depth first as FlattenValue lists them, from the result's
+// signature (an ONNX model's graph outputs); empty where it names none.
+void CollectOutputNames(const vm::ValueSpec& spec, std::vector<std::string>& names) {
+  if (spec.kind != vm::ValueSpec::Kind::kTuple) {
+    names.push_back(spec.name);
+    return;
+  }
+  for (const vm::ValueSpec& field : spec.fields) CollectOutputNames(field, names);
+}
+
+// `outputs`, each with its name when the signature names it.
+struct Outputs {
+  std::vector<Value> values;
+  std::vector<std::string> names;  // one per value, or empty
+
+  Outputs(const vm::Function& function, const Value& result) : values(FlattenValue(result)) {
+    if (!function.results.empty()) CollectOutputNames(function.results[0], names);
+    if (names.size() != values.size()) names.clear();  // another shape than the signature
+  }
+  bool all_named() const {
+    return !names.empty() && std::none_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); });
+  }
+  // "output 1 ('pooler_output')", or "output 1" without a name.
+  std::string Label(size_t i) const {
+    if (names.empty() || names[i].empty()) return absl::StrFormat("output %d", i);
+    return absl::StrFormat("output %d ('%s')", i, names[i]);
+  }
+};
+
+// The result as vm_run prints it: each output under its name when the signature names
+// them all, else the value as it is.
+std::string FormatResult(const Value& result, const Outputs& outputs, const PrintOptions& print) {
+  if (!outputs.all_named()) return FormatValue(result, print);
+  std::string text;
+  for (size_t i = 0; i < outputs.values.size(); ++i) {
+    absl::StrAppend(&text, i > 0 ? "\n" : "", outputs.names[i], ": ", FormatValue(outputs.values[i], print));
+  }
+  return text;
+}
+
 // Writes the tensors among `outputs` to the --output files, one each.
-absl::Status WriteOutputs(const Flags& flags, absl::Span<const Value> outputs) {
+absl::Status WriteOutputs(const Flags& flags, const Outputs& named) {
+  const std::vector<Value>& outputs = named.values;
   std::vector<size_t> tensors;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].As<NDArrayObj>() != nullptr) tensors.push_back(i);
@@ -218,8 +261,8 @@ absl::Status WriteOutputs(const Flags& flags, absl::Span<const Value> outputs) {
   for (size_t k = 0; k < tensors.size(); ++k) {
     const NDArray tensor = outputs[tensors[k]].AsRef<NDArrayObj>();
     DYNVM_RETURN_IF_ERROR(serializer::WriteNpyFile(flags.outputs[k], tensor));
-    std::printf("wrote output %zu (%s) to %s\n", tensors[k], TensorTypeString(*tensor).c_str(),
-                flags.outputs[k].c_str());
+    std::printf("wrote %s (%s) to %s\n", named.Label(tensors[k]).c_str(),
+                TensorTypeString(*tensor).c_str(), flags.outputs[k].c_str());
   }
   return absl::OkStatus();
 }
@@ -241,7 +284,8 @@ absl::StatusOr<std::vector<Value>> ParseExpectedOutputs(
 // The first difference between `outputs` and `expected`, if any.
 absl::StatusOr<std::optional<std::string>> CheckOutputs(const Flags& flags,
                                                         absl::Span<const Value> expected,
-                                                        absl::Span<const Value> outputs) {
+                                                        const Outputs& named) {
+  const std::vector<Value>& outputs = named.values;
   if (expected.size() != outputs.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--expected_output given %d times but '%s' returned %d outputs",
@@ -251,7 +295,7 @@ absl::StatusOr<std::optional<std::string>> CheckOutputs(const Flags& flags,
   int differ = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::optional<std::string> diff = CompareValue(expected[i], outputs[i], flags.compare);
-    if (diff.has_value() && differ++ == 0) first = absl::StrFormat("output %d: %s", i, *diff);
+    if (diff.has_value() && differ++ == 0) first = absl::StrFormat("%s: %s", named.Label(i), *diff);
   }
   if (differ > 1)
     absl::StrAppendFormat(&*first, " (%d of %d outputs differ)", differ, outputs.size());
@@ -292,8 +336,8 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   DYNVM_ASSIGN_OR_RETURN(const Value result, machine.Invoke(function, args));
   PrintOptions print;
   print.functions = exe->functions();
-  std::printf("%s\n", FormatValue(result, print).c_str());
-  const std::vector<Value> outputs = FlattenValue(result);
+  const Outputs outputs(exe->function(function), result);
+  std::printf("%s\n", FormatResult(result, outputs, print).c_str());
   if (!flags.outputs.empty()) DYNVM_RETURN_IF_ERROR(WriteOutputs(flags, outputs));
   if (!flags.expected_outputs.empty()) {
     DYNVM_ASSIGN_OR_RETURN(std::optional<std::string> diff, CheckOutputs(flags, expected, outputs));

@@ -14,6 +14,10 @@ std::string ValueSpecToString(const ValueSpec& spec) {
     case ValueSpec::Kind::kInt: return "int";
     case ValueSpec::Kind::kFloat: return "float";
     case ValueSpec::Kind::kBool: return "bool";
+    case ValueSpec::Kind::kTuple:
+      return absl::StrFormat("tuple(%s)", absl::StrJoin(spec.fields, ", ", [](std::string* out, const ValueSpec& f) {
+                               absl::StrAppend(out, ValueSpecToString(f));
+                             }));
     case ValueSpec::Kind::kTensor: break;
   }
   auto dim = [](std::string* out, const DimSpec& d) {

@@ -43,17 +43,23 @@ struct DimSpec {
 // The type of one input or output of a function.
 struct ValueSpec {
   // Append only: part of the file format.
-  enum class Kind : uint8_t { kAny = 0, kTensor = 1, kInt = 2, kFloat = 3, kBool = 4 };
+  enum class Kind : uint8_t { kAny = 0, kTensor = 1, kInt = 2, kFloat = 3, kBool = 4, kTuple = 5 };
 
-  std::string name;          // the input's name (ONNX graph input name, `%x`, ...)
+  std::string name;          // the value's name (ONNX graph input or output name, `%x`, ...)
   Kind kind = Kind::kAny;
   DType dtype = DType::kF32; // tensors only
   std::vector<DimSpec> dims; // tensors only; the rank is dims.size()
+  std::vector<ValueSpec> fields;  // tuples only: one spec per field, in order
 
   bool operator==(const ValueSpec&) const = default;
 };
 
-// "tensor f32[n, 768, ?]", "int", "any": the text of a spec, for messages and tools.
+// How deep specs nest: a signature's own specs are at depth 1 and a tuple's fields one
+// deeper; no tuple sits at this depth, so fields never go beyond it.
+inline constexpr int kMaxSpecDepth = 8;
+
+// "tensor f32[n, 768, ?]", "int", "any", "tuple(tensor f32[n], int)": the text of a
+// spec (without its name), for messages and tools.
 std::string ValueSpecToString(const ValueSpec& spec);
 
 struct Function {

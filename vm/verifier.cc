@@ -1,5 +1,6 @@
 #include "vm/verifier.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -17,29 +18,42 @@ namespace {
 // The only device this runtime has (DLPack's kDLCPU).
 constexpr int64_t kCpuDevice = 1;
 
-absl::Status VerifySignature(const std::vector<ValueSpec>& specs,
-                             std::string_view what) {
+absl::Status VerifySpec(const ValueSpec& spec, const std::string& what, int depth) {
+  if (static_cast<uint8_t>(spec.kind) > static_cast<uint8_t>(ValueSpec::Kind::kTuple)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s has an unknown kind %d", what, static_cast<int>(spec.kind)));
+  }
+  // Checked for every kind, not only tensors: files store dtype and dims for all, and
+  // tools must be able to print whatever verifies.
+  if (!IsValidDType(static_cast<uint32_t>(spec.dtype))) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s has an invalid dtype", what));
+  }
+  if (spec.dims.size() > static_cast<size_t>(kMaxRank)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s has rank %d, above the maximum %d", what, spec.dims.size(), kMaxRank));
+  }
+  for (const DimSpec& dim : spec.dims) {
+    if (dim.extent < -1 || (dim.extent >= 0 && !dim.symbol.empty())) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s has an invalid dimension %d", what, dim.extent));
+    }
+  }
+  if (spec.kind != ValueSpec::Kind::kTuple && !spec.fields.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s has fields but is not a tuple", what));
+  }
+  if (spec.kind == ValueSpec::Kind::kTuple && depth == kMaxSpecDepth) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s nests tuples deeper than the maximum %d", what, kMaxSpecDepth));
+  }
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    DYNVM_RETURN_IF_ERROR(VerifySpec(spec.fields[i], absl::StrFormat("%s field %d", what, i), depth + 1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifySignature(const std::vector<ValueSpec>& specs, std::string_view what) {
   for (size_t i = 0; i < specs.size(); ++i) {
-    const ValueSpec& spec = specs[i];
-    if (static_cast<uint8_t>(spec.kind) > static_cast<uint8_t>(ValueSpec::Kind::kBool)) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s %d has an unknown kind %d", what, i,
-                                                        static_cast<int>(spec.kind)));
-    }
-    // Checked for every kind, not only tensors: files store dtype and dims for all, and
-    // tools must be able to print whatever verifies.
-    if (!IsValidDType(static_cast<uint32_t>(spec.dtype))) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s %d has an invalid dtype", what, i));
-    }
-    if (spec.dims.size() > static_cast<size_t>(kMaxRank)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s %d has rank %d, above the maximum %d", what, i, spec.dims.size(), kMaxRank));
-    }
-    for (const DimSpec& dim : spec.dims) {
-      if (dim.extent < -1 || (dim.extent >= 0 && !dim.symbol.empty())) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s %d has an invalid dimension %d", what, i, dim.extent));
-      }
-    }
+    DYNVM_RETURN_IF_ERROR(VerifySpec(specs[i], absl::StrFormat("%s %d", what, i), 1));
   }
   return absl::OkStatus();
 }

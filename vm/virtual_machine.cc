@@ -6,11 +6,15 @@
 // handlers only check what depends on run-time values (the kind of a register, shapes).
 #include "vm/virtual_machine.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "objects/adt.h"
@@ -165,67 +169,112 @@ void VirtualMachine::Unwind() {
   frames_.clear();
 }
 
-absl::Status VirtualMachine::CheckArguments(const Function& function,
-                                            absl::Span<const Value> args) const {
-  if (args.size() != function.params.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "function '%s' takes %d arguments, got %d", function.name, function.params.size(),
-        args.size()));
+namespace {
+
+// Checks arguments against a signature, binding each symbol to the first extent it
+// meets (every occurrence in one call must agree).
+class ArgumentChecker {
+ public:
+  explicit ArgumentChecker(const Function& function) : function_(function) {}
+
+  absl::Status Check(absl::Span<const Value> args) {
+    if (args.size() != function_.params.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "function '%s' takes %d arguments, got %d", function_.name, function_.params.size(),
+          args.size()));
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      arg_ = i;
+      path_.clear();
+      DYNVM_RETURN_IF_ERROR(CheckValue(function_.params[i], args[i]));
+    }
+    return absl::OkStatus();
   }
-  // Symbols bound so far: (name, extent, argument that bound it). Few per signature.
+
+ private:
+  // A symbol's extent and where it was bound.
   struct Binding {
     const std::string* symbol;
     int64_t extent;
     size_t arg;
+    std::string path;
   };
-  absl::InlinedVector<Binding, 8> bound;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ValueSpec& spec = function.params[i];
-    const Value& arg = args[i];
-    auto mismatch = [&](std::string_view detail) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "argument %d ('%s') of '%s': expected %s, %s", i, spec.name, function.name,
-          ValueSpecToString(spec), detail));
-    };
+
+  absl::Status Mismatch(const ValueSpec& spec, std::string_view detail) const {
+    const ValueSpec& param = function_.params[arg_];
+    return absl::InvalidArgumentError(absl::StrFormat("argument %d ('%s')%s of '%s': expected %s, %s",
+                                                      arg_, param.name, path_, function_.name,
+                                                      ValueSpecToString(spec), detail));
+  }
+
+  absl::Status CheckValue(const ValueSpec& spec, const Value& arg) {
+    auto got_kind = [&] { return Mismatch(spec, absl::StrFormat("got %s", arg.TypeName())); };
     switch (spec.kind) {
-      case ValueSpec::Kind::kAny: continue;
-      case ValueSpec::Kind::kInt:
-        if (!arg.is_int()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
-        continue;
-      case ValueSpec::Kind::kFloat:
-        if (!arg.is_float()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
-        continue;
-      case ValueSpec::Kind::kBool:
-        if (!arg.is_bool()) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
-        continue;
-      case ValueSpec::Kind::kTensor: break;
+      case ValueSpec::Kind::kAny: return absl::OkStatus();
+      case ValueSpec::Kind::kInt: return arg.is_int() ? absl::OkStatus() : got_kind();
+      case ValueSpec::Kind::kFloat: return arg.is_float() ? absl::OkStatus() : got_kind();
+      case ValueSpec::Kind::kBool: return arg.is_bool() ? absl::OkStatus() : got_kind();
+      case ValueSpec::Kind::kTuple: return CheckTuple(spec, arg);
+      case ValueSpec::Kind::kTensor: return CheckTensor(spec, arg);
     }
+    return got_kind();
+  }
+
+  absl::Status CheckTuple(const ValueSpec& spec, const Value& arg) {
+    const ADTObj* t = arg.As<ADTObj>();
+    if (t == nullptr || t->tag() != 0) return Mismatch(spec, absl::StrFormat("got %s", arg.TypeName()));
+    if (t->size() != spec.fields.size()) {
+      return Mismatch(spec, absl::StrFormat("got a tuple of %d fields", t->size()));
+    }
+    const size_t outer = path_.size();
+    for (size_t k = 0; k < spec.fields.size(); ++k) {
+      path_.resize(outer);
+      absl::StrAppend(&path_, ", field ", k);
+      DYNVM_RETURN_IF_ERROR(CheckValue(spec.fields[k], t->fields()[k]));
+    }
+    path_.resize(outer);
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckTensor(const ValueSpec& spec, const Value& arg) {
     const NDArrayObj* t = arg.As<NDArrayObj>();
-    if (t == nullptr) return mismatch(absl::StrFormat("got %s", arg.TypeName()));
+    if (t == nullptr) return Mismatch(spec, absl::StrFormat("got %s", arg.TypeName()));
     const std::string got = absl::StrFormat("got %s%s", DTypeName(t->dtype()), ShapeToString(t->shape()));
-    if (t->dtype() != spec.dtype) return mismatch(absl::StrFormat("%s: wrong dtype", got));
+    if (t->dtype() != spec.dtype) return Mismatch(spec, absl::StrFormat("%s: wrong dtype", got));
     if (static_cast<size_t>(t->ndim()) != spec.dims.size()) {
-      return mismatch(absl::StrFormat("%s: rank %d, expected %d", got, t->ndim(), spec.dims.size()));
+      return Mismatch(spec, absl::StrFormat("%s: rank %d, expected %d", got, t->ndim(), spec.dims.size()));
     }
     for (size_t d = 0; d < spec.dims.size(); ++d) {
       const DimSpec& dim = spec.dims[d];
       const int64_t extent = t->shape()[d];
       if (dim.extent >= 0 && extent != dim.extent) {
-        return mismatch(absl::StrFormat("%s: dim %d is %d, expected %d", got, d, extent, dim.extent));
+        return Mismatch(spec, absl::StrFormat("%s: dim %d is %d, expected %d", got, d, extent, dim.extent));
       }
       if (dim.symbol.empty()) continue;
-      auto it = std::find_if(bound.begin(), bound.end(),
+      auto it = std::find_if(bound_.begin(), bound_.end(),
                              [&](const Binding& b) { return *b.symbol == dim.symbol; });
-      if (it == bound.end()) {
-        bound.push_back({&dim.symbol, extent, i});
+      if (it == bound_.end()) {
+        bound_.push_back({&dim.symbol, extent, arg_, path_});
       } else if (it->extent != extent) {
-        return mismatch(absl::StrFormat("%s: dim %d is %d but %s = %d from argument %d ('%s')",
-                                        got, d, extent, dim.symbol, it->extent, it->arg,
-                                        function.params[it->arg].name));
+        return Mismatch(spec, absl::StrFormat("%s: dim %d is %d but %s = %d from argument %d ('%s')%s",
+                                              got, d, extent, dim.symbol, it->extent, it->arg,
+                                              function_.params[it->arg].name, it->path));
       }
     }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+
+  const Function& function_;
+  absl::InlinedVector<Binding, 8> bound_;  // few per signature
+  size_t arg_ = 0;                         // the argument being checked
+  std::string path_;                       // ", field 1, field 0" inside tuples
+};
+
+}  // namespace
+
+absl::Status VirtualMachine::CheckArguments(const Function& function,
+                                            absl::Span<const Value> args) const {
+  return ArgumentChecker(function).Check(args);
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,

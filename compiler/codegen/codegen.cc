@@ -28,6 +28,11 @@ using vm::Opcode;
 vm::ValueSpec SpecOf(std::string name, const Type& t) {
   vm::ValueSpec spec;
   spec.name = std::move(name);
+  if (t.kind() == TypeKind::kTuple) {
+    spec.kind = vm::ValueSpec::Kind::kTuple;
+    for (const Type& f : t.fields()) spec.fields.push_back(SpecOf("", f));
+    return spec;
+  }
   if (!t.is_tensor()) return spec;  // kAny
   spec.kind = vm::ValueSpec::Kind::kTensor;
   spec.dtype = t.dtype();
@@ -37,6 +42,23 @@ vm::ValueSpec SpecOf(std::string name, const Type& t) {
                                         : vm::DimSpec::Any());
   }
   return spec;
+}
+
+// Gives `f`'s result the module's names for it: one per field of a tuple, else one.
+absl::Status NameResults(const std::vector<std::string>& names, vm::Function& f) {
+  if (names.empty()) return absl::OkStatus();
+  vm::ValueSpec& result = f.results.front();
+  if (result.kind == vm::ValueSpec::Kind::kTuple && names.size() == result.fields.size()) {
+    for (size_t i = 0; i < names.size(); ++i) result.fields[i].name = names[i];
+    return absl::OkStatus();
+  }
+  if (result.kind != vm::ValueSpec::Kind::kTuple && names.size() == 1) {
+    result.name = names[0];
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "@%s: %d result names for a result of type %s", f.name, names.size(),
+      vm::ValueSpecToString(result)));
 }
 
 class ModuleGen;
@@ -831,6 +853,7 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
   for (const std::string& name : module_.function_names()) {
     const Expr fn = *module_.Function(name);
     DYNVM_ASSIGN_OR_RETURN(vm::Function f, FunctionGen(*this, name).Run(fn));
+    DYNVM_RETURN_IF_ERROR(NameResults(module_.ResultNames(name), f));
     spec_.functions.push_back(std::move(f));
   }
   for (vm::Function& f : closures_) spec_.functions.push_back(std::move(f));

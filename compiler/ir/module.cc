@@ -57,6 +57,20 @@ absl::Status Module::SetFunction(std::string_view name, Expr function) {
 
 bool Module::HasFunction(std::string_view name) const { return functions_.contains(Key(name)); }
 
+absl::Status Module::SetResultNames(std::string_view function, std::vector<std::string> names) {
+  if (!HasFunction(function)) {
+    return absl::NotFoundError(absl::StrFormat("no function @%s in the module", function));
+  }
+  result_names_[std::string(function)] = std::move(names);
+  return absl::OkStatus();
+}
+
+const std::vector<std::string>& Module::ResultNames(std::string_view function) const {
+  static const std::vector<std::string>* const kNone = new std::vector<std::string>();
+  const auto it = result_names_.find(Key(function));
+  return it == result_names_.end() ? *kNone : it->second;
+}
+
 absl::StatusOr<Expr> Module::Function(std::string_view name) const {
   const auto it = functions_.find(Key(name));
   if (it == functions_.end()) {

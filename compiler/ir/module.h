@@ -55,6 +55,13 @@ class Module {
   // The names of the functions, in the order they were added.
   const std::vector<std::string>& function_names() const { return function_order_; }
 
+  // Names @`function`'s results in the executable's signature (ONNX graph outputs): one
+  // per field when it returns a tuple, else one. NotFound without the function. Codegen
+  // checks the count against the function's type.
+  absl::Status SetResultNames(std::string_view function, std::vector<std::string> names);
+  // The names SetResultNames gave, or empty.
+  const std::vector<std::string>& ResultNames(std::string_view function) const;
+
   // Adds an ADT. AlreadyExists if a type or a constructor of the same name exists;
   // InvalidArgument unless each constructor is a kConstructor of this ADT whose tag is
   // its position.
@@ -69,6 +76,7 @@ class Module {
  private:
   absl::flat_hash_map<std::string, Expr> functions_;
   std::vector<std::string> function_order_;
+  absl::flat_hash_map<std::string, std::vector<std::string>> result_names_;
   absl::flat_hash_map<std::string, TypeData> types_;
   std::vector<std::string> type_order_;
   absl::flat_hash_map<std::string, Expr> constructors_;

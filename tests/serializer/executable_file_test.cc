@@ -98,10 +98,10 @@ NDArray Patterned(DType dtype, std::vector<int64_t> shape, int seed) {
 }
 
 vm::ValueSpec Tensor(std::string name, DType dtype, std::vector<vm::DimSpec> dims) {
-  return vm::ValueSpec{std::move(name), vm::ValueSpec::Kind::kTensor, dtype, std::move(dims)};
+  return vm::ValueSpec{std::move(name), vm::ValueSpec::Kind::kTensor, dtype, std::move(dims), {}};
 }
 vm::ValueSpec Scalar(std::string name, vm::ValueSpec::Kind kind) {
-  return vm::ValueSpec{std::move(name), kind, DType::kF32, {}};
+  return vm::ValueSpec{std::move(name), kind, DType::kF32, {}, {}};
 }
 
 // Index of the "boom" string constant in TestSpec().
@@ -166,6 +166,12 @@ vm::ExecutableSpec TestSpec() {
       {Scalar("i", Kind::kInt), Scalar("f", Kind::kFloat), Scalar("b", Kind::kBool)},
       {Scalar("", Kind::kInt)},
       Code({{Op::kLoadConsti, {1, -7}, {}}, {Op::kAddI, {0, 0, 1}, {}}, {Op::kRet, {0}, {}}})});
+  // A tuple parameter and a tuple result with named, nested fields (ONNX outputs).
+  vm::ValueSpec pair = Scalar("pair", Kind::kTuple);
+  pair.fields = {Tensor("logits", DType::kF32, {vm::DimSpec::Symbol("n")}), Scalar("", Kind::kInt)};
+  vm::ValueSpec nested = Scalar("", Kind::kTuple);
+  nested.fields = {pair, Scalar("", Kind::kTuple)};  // and an empty tuple
+  spec.functions.push_back(vm::Function{"tuples", 1, {pair}, {nested}, Code({{Op::kRet, {0}, {}}})});
   return spec;
 }
 
@@ -454,6 +460,23 @@ TEST(ExecutableFileTest, LoadRunsTheBytecodeVerifierAndBindsKernels) {
   EXPECT_EQ(no_kernel.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(no_kernel.message(), HasSubstr("test.attrs"));
   std::remove(path.c_str());
+}
+
+TEST(ExecutableFileTest, LoadRefusesTuplesNestedTooDeep) {
+  vm::ExecutableSpec spec = TestSpec();
+  vm::ValueSpec deep = Scalar("", vm::ValueSpec::Kind::kInt);
+  for (int i = 0; i < vm::kMaxSpecDepth + 2; ++i) {
+    vm::ValueSpec outer = Scalar("", vm::ValueSpec::Kind::kTuple);
+    outer.fields = {std::move(deep)};
+    deep = std::move(outer);
+  }
+  spec.functions.back().results = {deep};
+  absl::StatusOr<std::string> bytes = SerializeExecutable(spec);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();  // the writer does not verify
+  const absl::Span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
+  absl::Status status = LoadExecutableFromMemory(view, TestRegistry()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tuples nested deeper than the maximum 8"));
 }
 
 TEST(ExecutableFileTest, SerializeRefusesConstantsTheFormatCannotHold) {

@@ -47,7 +47,9 @@ constexpr ErrorCase kCases[] = {
      "t.s:1:20: unknown dtype 'float33': expected one of f32, f64, f16, bf16, i8, i16, i32, "
      "i64, u8, bool"},
     {"BadType", ".func @f(x tensor)\n.end\n",
-     "t.s:1:10: expected a type (any, tensor, int, float or bool), got 'x'"},
+     "t.s:1:10: expected a type (any, tensor, int, float, bool or tuple), got 'x'"},
+    {"TuplesTooDeep", ".func @f(x: tuple(tuple(tuple(tuple(tuple(tuple(tuple(tuple())))))))))\n.end\n",
+     "t.s:1:60: tuples nested deeper than 8"},
     {"BadDim", ".func @f(x: tensor f32[1.5])\n.end\n",
      "t.s:1:24: expected a dimension (integer, symbol or ?), got '1.5'"},
     {"DuplicateFunction", ".func @f()\n  ret %0\n.end\n.func @f()\n  ret %0\n.end\n",

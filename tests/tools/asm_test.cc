@@ -243,14 +243,31 @@ TEST(AsmTest, NamesAndStringsKeepEveryByte) {
                 vm::DimSpec::Constant(4), vm::DimSpec::Symbol("n")};
   func.params = {param};
   // Only tensors use a dtype and dims, but files keep them for every kind.
-  func.results = {vm::ValueSpec{"", vm::ValueSpec::Kind::kBool, DType::kF32, {}},
-                  vm::ValueSpec{"", vm::ValueSpec::Kind::kInt, DType::kI64, {}},
-                  vm::ValueSpec{"", vm::ValueSpec::Kind::kAny, DType::kF32, {param.dims[2]}}};
+  func.results = {vm::ValueSpec{"", vm::ValueSpec::Kind::kBool, DType::kF32, {}, {}},
+                  vm::ValueSpec{"", vm::ValueSpec::Kind::kInt, DType::kI64, {}, {}},
+                  vm::ValueSpec{"", vm::ValueSpec::Kind::kAny, DType::kF32, {param.dims[2]}, {}}};
   spec.functions = {func};
   spec.kernels = {{all, {{all, all}, {"", std::string()}}, 1, 0}};
   spec.constants = {Value(MakeObject<StringObj>(all)), Value(MakeObject<StringObj>(""))};
   const std::string text = ExpectRoundTrip(spec);
   EXPECT_THAT(text, HasSubstr(" -> (bool, int i64[], any f32[?]) regs 1\n"));
+}
+
+TEST(AsmTest, TupleSignaturesRoundTrip) {
+  const std::string text =
+      ".func @f(p: tuple(x: tensor f32[n], tuple(int, tuple()))) -> "
+      "(tuple(logits: tensor f32[n, 2], \"a b\": tensor i64[n])) regs 1\n  ret %0\n.end\n";
+  absl::StatusOr<vm::ExecutableSpec> spec = Assemble(text);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const vm::ValueSpec& p = spec->functions[0].params[0];
+  ASSERT_EQ(p.kind, vm::ValueSpec::Kind::kTuple);
+  ASSERT_EQ(p.fields.size(), 2u);
+  EXPECT_EQ(p.fields[0].name, "x");
+  EXPECT_EQ(p.fields[1].fields[1].kind, vm::ValueSpec::Kind::kTuple);
+  EXPECT_TRUE(p.fields[1].fields[1].fields.empty());
+  EXPECT_EQ(spec->functions[0].results[0].fields[1].name, "a b");
+  EXPECT_TRUE(vm::VerifyExecutable(*spec).ok());
+  EXPECT_THAT(ExpectRoundTrip(*spec), HasSubstr(text.substr(0, text.find('\n'))));
 }
 
 TEST(AsmTest, ConstantsOfEveryKindAndDType) {

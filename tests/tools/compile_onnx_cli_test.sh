@@ -25,6 +25,17 @@ for case in b2_s7 b1_s384; do
     --atol=1e-4 --rtol=0 > "$TMP/out" 2>&1 || fail "$case: $(tail -3 "$TMP/out")"
 done
 
+# Outputs print and compare under their ONNX names.
+grep -q "^pooler_output: tensor<f32>\[1, 64\]" "$TMP/out" || fail "no named output in: $(head -c 300 "$TMP/out")"
+G="$DIR/golden/b2_s7"
+"$VM_RUN" "$TMP/bert.fbs" --input=token_type_ids=@"${G}_token_type_ids.npy" \
+  --input=input_ids=@"${G}_input_ids.npy" --input=attention_mask=@"${G}_attention_mask.npy" \
+  --expected_output=@"${G}_pooler_output.npy" --expected_output=@"${G}_last_hidden_state.npy" \
+  > /dev/null 2> "$TMP/err"
+[ $? -eq 3 ] || fail "swapped outputs should exit 3"
+grep -q "output 0 ('last_hidden_state'): expected tensor<f32>\[2, 64\]" "$TMP/err" ||
+  fail "the mismatch does not name the output: $(cat "$TMP/err")"
+
 # A truncated model: exit 1, one line naming the file.
 head -c 5000 "$DIR/bert_mini.onnx" > "$TMP/cut.onnx"
 "$VM_COMPILE" "$TMP/cut.onnx" -o "$TMP/cut.fbs" 2> "$TMP/err"

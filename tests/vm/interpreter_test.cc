@@ -262,6 +262,26 @@ TEST_F(FailureTest, NotATensor) {
   EXPECT_THAT(out.status().message(), HasSubstr("got int"));
 }
 
+TEST_F(FailureTest, TupleArgumentsAreCheckedFieldByField) {
+  NDArray a = RandomTensor({2, 768}, rng_);
+  auto pair = [](Value x, Value y) { return Value(ADTObj::Tuple({x, y})); };
+  absl::StatusOr<Value> out = vm_->Invoke("first", {pair(Value(a), Value(a))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->As<NDArrayObj>(), a.get());
+
+  out = vm_->Invoke("first", {Value(a)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("argument 0 ('p') of 'first': expected tuple("));
+  out = vm_->Invoke("first", {Value(ADTObj::Tuple({Value(a)}))});
+  EXPECT_THAT(out.status().message(), HasSubstr("got a tuple of 1 fields"));
+  out = vm_->Invoke("first", {pair(Value(a), Value(RandomTensor({3, 768}, rng_)))});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("argument 0 ('p'), field 1 of 'first': expected tensor f32[n, 768], got "
+                        "f32[3, 768]: dim 0 is 3 but n = 2 from argument 0 ('p'), field 0"));
+  out = vm_->Invoke("first", {pair(Value::Int(1), Value(a))});
+  EXPECT_THAT(out.status().message(), HasSubstr("field 0 of 'first': expected tensor f32[n, 768], got int"));
+}
+
 TEST_F(FailureTest, UnknownFunction) {
   EXPECT_EQ(vm_->Invoke("nope", {}).status().code(), absl::StatusCode::kNotFound);
 }

@@ -435,7 +435,7 @@ TEST(VerifierTest, ValidSignaturesPass) {
   ExecutableSpec spec = BaseSpec(Assemble({Op(Opcode::kRet, {0})}));
   spec.functions[0].params = {
       Tensor({DimSpec::Symbol("n"), DimSpec::Constant(768), DimSpec::Any()}),
-      ValueSpec{"k", ValueSpec::Kind::kInt, DType::kF32, {}}};
+      ValueSpec{"k", ValueSpec::Kind::kInt, DType::kF32, {}, {}}};
   spec.functions[0].results = {Tensor({DimSpec::Constant(0)}, DType::kBool)};
   EXPECT_TRUE(VerifyExecutable(spec).ok());
 }
@@ -461,6 +461,36 @@ TEST(VerifierTest, SignaturesWithBadDims) {
   check({unknown_kind}, {}, {"parameter 0 has an unknown kind 9"});
   check({}, {Tensor({DimSpec{-5, "m"}})}, {"result 0 has an invalid dimension -5"});
   check({}, {ValueSpec{}, ValueSpec{}}, {"a function returns one value"});
+}
+
+// `depth` tuples, each the only field of the one around it, around a tensor.
+ValueSpec NestedTuples(int depth) {
+  ValueSpec spec = Tensor({DimSpec::Symbol("n")});
+  for (int i = 0; i < depth; ++i) {
+    ValueSpec outer;
+    outer.kind = ValueSpec::Kind::kTuple;
+    outer.fields = {std::move(spec)};
+    spec = std::move(outer);
+  }
+  return spec;
+}
+
+TEST(VerifierTest, TupleSignatures) {
+  auto verify = [](std::vector<ValueSpec> results) {
+    ExecutableSpec spec = BaseSpec(Assemble({Op(Opcode::kRet, {0})}));
+    spec.functions[0].params.resize(2);
+    spec.functions[0].results = std::move(results);
+    return VerifyExecutable(spec);
+  };
+  EXPECT_TRUE(verify({NestedTuples(kMaxSpecDepth - 1)}).ok());
+  ExpectRejected(verify({NestedTuples(kMaxSpecDepth)}),
+                 {"result 0 field 0", "nests tuples deeper than the maximum 8"});
+  ValueSpec bad_field = NestedTuples(2);
+  bad_field.fields[0].fields[0].dims = {DimSpec{-3, ""}};
+  ExpectRejected(verify({bad_field}), {"result 0 field 0 field 0 has an invalid dimension -3"});
+  ValueSpec tensor_with_fields = Tensor({});
+  tensor_with_fields.fields = {Tensor({})};
+  ExpectRejected(verify({tensor_with_fields}), {"result 0 has fields but is not a tuple"});
 }
 
 TEST(VerifierTest, KernelEntryWithAbsurdArity) {

@@ -150,8 +150,9 @@ class Parser {
 
   // Functions.
   absl::Status ParseFunction(Loc loc);
-  absl::StatusOr<std::vector<vm::ValueSpec>> ParseSignature();
-  absl::StatusOr<vm::ValueSpec> ParseValueSpec();
+  // `depth`: 1 for a function's own signature, one more inside each tuple.
+  absl::StatusOr<std::vector<vm::ValueSpec>> ParseSignature(int depth = 1);
+  absl::StatusOr<vm::ValueSpec> ParseValueSpec(int depth);
   absl::StatusOr<vm::DimSpec> ParseDim();
   absl::Status ParseBodyLine(FunctionDraft& draft);
   absl::Status ParseInstruction(FunctionDraft& draft);
@@ -567,19 +568,19 @@ absl::Status Parser::ParseFunction(Loc loc) {
   return ExpectEndOfLine(".end");
 }
 
-absl::StatusOr<std::vector<vm::ValueSpec>> Parser::ParseSignature() {
+absl::StatusOr<std::vector<vm::ValueSpec>> Parser::ParseSignature(int depth) {
   std::vector<vm::ValueSpec> specs;
   DYNVM_RETURN_IF_ERROR(ParseList("(", ")", [&]() -> absl::Status {
-    DYNVM_ASSIGN_OR_RETURN(vm::ValueSpec spec, ParseValueSpec());
+    DYNVM_ASSIGN_OR_RETURN(vm::ValueSpec spec, ParseValueSpec(depth));
     specs.push_back(std::move(spec));
     return absl::OkStatus();
   }));
   return specs;
 }
 
-// [NAME:] KIND [DTYPE[DIM, ...]], where KIND is any, int, float, bool or tensor (which
-// needs the dtype and dims)
-absl::StatusOr<vm::ValueSpec> Parser::ParseValueSpec() {
+// [NAME:] KIND [DTYPE[DIM, ...]] [(FIELD, ...)], where KIND is any, int, float, bool,
+// tensor (which needs the dtype and dims) or tuple (which needs the fields)
+absl::StatusOr<vm::ValueSpec> Parser::ParseValueSpec(int depth) {
   vm::ValueSpec spec;
   const bool named = next_.kind == TokenKind::kPunct && next_.text == ":";
   if (tok_.kind == TokenKind::kString || (tok_.kind == TokenKind::kName && named)) {
@@ -590,23 +591,30 @@ absl::StatusOr<vm::ValueSpec> Parser::ParseValueSpec() {
   static constexpr std::pair<std::string_view, vm::ValueSpec::Kind> kKinds[] = {
       {"any", vm::ValueSpec::Kind::kAny},   {"tensor", vm::ValueSpec::Kind::kTensor},
       {"int", vm::ValueSpec::Kind::kInt},   {"float", vm::ValueSpec::Kind::kFloat},
-      {"bool", vm::ValueSpec::Kind::kBool},
+      {"bool", vm::ValueSpec::Kind::kBool}, {"tuple", vm::ValueSpec::Kind::kTuple},
   };
   const auto* kind = std::find_if(std::begin(kKinds), std::end(kKinds),
                                   [&](const auto& k) { return AtName(k.first); });
-  if (kind == std::end(kKinds)) return Expected("a type (any, tensor, int, float or bool)");
+  if (kind == std::end(kKinds)) return Expected("a type (any, tensor, int, float, bool or tuple)");
   spec.kind = kind->second;
   Advance();
   // Other kinds may carry a dtype and dims too (the file keeps them), e.g. `int i64[]`.
   const bool shaped = spec.kind == vm::ValueSpec::Kind::kTensor ||
                       tok_.kind == TokenKind::kName || tok_.kind == TokenKind::kInt;
-  if (!shaped) return spec;
-  DYNVM_ASSIGN_OR_RETURN(spec.dtype, ExpectDType());
-  DYNVM_RETURN_IF_ERROR(ParseList("[", "]", [&]() -> absl::Status {
-    DYNVM_ASSIGN_OR_RETURN(vm::DimSpec dim, ParseDim());
-    spec.dims.push_back(std::move(dim));
-    return absl::OkStatus();
-  }));
+  if (shaped) {
+    DYNVM_ASSIGN_OR_RETURN(spec.dtype, ExpectDType());
+    DYNVM_RETURN_IF_ERROR(ParseList("[", "]", [&]() -> absl::Status {
+      DYNVM_ASSIGN_OR_RETURN(vm::DimSpec dim, ParseDim());
+      spec.dims.push_back(std::move(dim));
+      return absl::OkStatus();
+    }));
+  }
+  if (spec.kind == vm::ValueSpec::Kind::kTuple) {
+    if (depth == vm::kMaxSpecDepth) {
+      return ErrorAt(LocOf(tok_), absl::StrFormat("tuples nested deeper than %d", vm::kMaxSpecDepth));
+    }
+    DYNVM_ASSIGN_OR_RETURN(spec.fields, ParseSignature(depth + 1));
+  }
   return spec;
 }
 

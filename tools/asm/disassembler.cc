@@ -122,18 +122,9 @@ void AppendConstant(std::string* out, size_t index, const Value& value) {
   *out += "\n";
 }
 
-void AppendValueSpec(std::string* out, const vm::ValueSpec& spec) {
-  if (!spec.name.empty()) absl::StrAppend(out, FormatName(spec.name), ": ");
-  switch (spec.kind) {
-    case vm::ValueSpec::Kind::kAny: *out += "any"; break;
-    case vm::ValueSpec::Kind::kInt: *out += "int"; break;
-    case vm::ValueSpec::Kind::kFloat: *out += "float"; break;
-    case vm::ValueSpec::Kind::kBool: *out += "bool"; break;
-    case vm::ValueSpec::Kind::kTensor: *out += "tensor"; break;
-    default: *out += "unknown"; return;  // an unverified spec; the assembler rejects it
-  }
-  // Only tensors use a dtype and dims, but the file keeps them for every kind, so they
-  // are printed whenever they differ from what the assembler would fill in.
+// Only tensors use a dtype and dims, but the file keeps them for every kind, so they
+// are printed whenever they differ from what the assembler would fill in.
+void AppendSpecShape(std::string* out, const vm::ValueSpec& spec) {
   if (spec.kind != vm::ValueSpec::Kind::kTensor && spec.dtype == DType::kF32 &&
       spec.dims.empty()) {
     return;
@@ -147,6 +138,24 @@ void AppendValueSpec(std::string* out, const vm::ValueSpec& spec) {
   };
   absl::StrAppend(out, " ", DTypeText(static_cast<int64_t>(spec.dtype)), "[",
                   absl::StrJoin(spec.dims, ", ", dim), "]");
+}
+
+void AppendSignature(std::string* out, const std::vector<vm::ValueSpec>& specs);
+
+// [NAME: ] KIND [DTYPE[DIMS]] [(FIELDS)], as the assembler reads it.
+void AppendValueSpec(std::string* out, const vm::ValueSpec& spec) {
+  if (!spec.name.empty()) absl::StrAppend(out, FormatName(spec.name), ": ");
+  switch (spec.kind) {
+    case vm::ValueSpec::Kind::kAny: *out += "any"; break;
+    case vm::ValueSpec::Kind::kInt: *out += "int"; break;
+    case vm::ValueSpec::Kind::kFloat: *out += "float"; break;
+    case vm::ValueSpec::Kind::kBool: *out += "bool"; break;
+    case vm::ValueSpec::Kind::kTensor: *out += "tensor"; break;
+    case vm::ValueSpec::Kind::kTuple: *out += "tuple"; break;
+    default: *out += "unknown"; return;  // an unverified spec; the assembler rejects it
+  }
+  AppendSpecShape(out, spec);
+  if (spec.kind == vm::ValueSpec::Kind::kTuple) AppendSignature(out, spec.fields);
 }
 
 void AppendSignature(std::string* out, const std::vector<vm::ValueSpec>& specs) {

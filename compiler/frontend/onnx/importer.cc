@@ -254,6 +254,9 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
   }
   DYNVM_RETURN_IF_ERROR(module.AddFunction(
       "main", Expr::Function(std::move(params), WrapInBindings(bindings, std::move(body)))));
+  std::vector<std::string> output_names;
+  for (const onnx::ValueInfoProto& output : graph.output()) output_names.push_back(output.name());
+  DYNVM_RETURN_IF_ERROR(module.SetResultNames("main", std::move(output_names)));
   return module;
 }
 

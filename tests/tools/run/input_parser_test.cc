@@ -167,10 +167,11 @@ vm::Function TwoInputs() {
   vm::ValueSpec x{"x",
                   vm::ValueSpec::Kind::kTensor,
                   DType::kF32,
-                  {vm::DimSpec::Symbol("n"), vm::DimSpec::Constant(2)}};
+                  {vm::DimSpec::Symbol("n"), vm::DimSpec::Constant(2)},
+                  {}};
   vm::ValueSpec y = x;
   y.name = "y";
-  vm::ValueSpec k{"k", vm::ValueSpec::Kind::kInt, DType::kF32, {}};
+  vm::ValueSpec k{"k", vm::ValueSpec::Kind::kInt, DType::kF32, {}, {}};
   f.params = {x, y, k};
   return f;
 }
@@ -225,7 +226,7 @@ TEST(BindInputsTest, ErrorsNameTheInputs) {
 TEST(BindInputsTest, AParameterNameWinsOverADTypeName) {
   vm::Function f;
   f.name = "g";
-  f.params = {vm::ValueSpec{"f32", vm::ValueSpec::Kind::kFloat, DType::kF32, {}}};
+  f.params = {vm::ValueSpec{"f32", vm::ValueSpec::Kind::kFloat, DType::kF32, {}, {}}};
   absl::StatusOr<std::vector<Value>> args = BindInputs(f, {"f32=3"}, TestAllocator());
   ASSERT_TRUE(args.ok()) << args.status();
   EXPECT_TRUE((*args)[0].is_float());

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/driver/compile.h"
 #include "compiler/frontend/relay_text/printer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
+#include "vm/executable.h"
 
 namespace dynvm::compiler::onnx_frontend {
 namespace {
@@ -95,6 +97,27 @@ TEST(OnnxImporterTest, InputsKeepNamesAndShareSymbolicDims) {
   EXPECT_EQ(main->params()[0].name(), "input.ids");
   EXPECT_EQ(main->params()[0].annotation()->ToString(), "Tensor[(batch_size, seq, 8), float32]");
   EXPECT_EQ(main->params()[1].annotation()->ToString(), "Tensor[(batch_size, ?, 8), float32]");
+}
+
+TEST(OnnxImporterTest, OutputsKeepTheirNames) {
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n"});
+  AddNode(g, "Relu", {"x"}, {"relu out"});
+  AddNode(g, "Neg", {"x"}, {"neg"});
+  AddValue(g->mutable_output(), "relu out", onnx::TensorProto::FLOAT, {"n"});
+  AddValue(g->mutable_output(), "neg", onnx::TensorProto::FLOAT, {"n"});
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(mod->ResultNames("main"), (std::vector<std::string>{"relu out", "neg"}));
+  // ... and the compiled signature carries them.
+  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const vm::ValueSpec& result = spec->functions[0].results[0];
+  EXPECT_EQ(vm::ValueSpecToString(result), "tuple(tensor f32[n], tensor f32[n])");
+  ASSERT_EQ(result.fields.size(), 2u);
+  EXPECT_EQ(result.fields[0].name, "relu out");
+  EXPECT_EQ(result.fields[1].name, "neg");
 }
 
 TEST(OnnxImporterTest, ShapeArithmeticFoldsIntoStaticReshapes) {
