@@ -459,7 +459,8 @@ absl::StatusOr<NDArray> TensorFromProto(const TensorProto& t, const std::string&
   return array;
 }
 
-absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path) {
+absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path,
+                                            std::optional<int32_t> declared_elem_type) {
   DYNVM_ASSIGN_OR_RETURN(const InputFile file, InputFile::Open(path));
   if (file.size() > kMaxTensorProtoFileBytes) {
     return absl::ResourceExhaustedError(
@@ -472,6 +473,10 @@ absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path) {
   if (!t.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "'%s' is not a serialized onnx TensorProto: protobuf parsing failed", path));
+  }
+  // Both types keep their elements in int32_data or as 2-byte raw_data.
+  if (declared_elem_type == TensorProto::BFLOAT16 && t.data_type() == TensorProto::UINT16) {
+    t.set_data_type(TensorProto::BFLOAT16);
   }
   absl::StatusOr<NDArray> array =
       TensorFromProto(t, std::filesystem::path(path).parent_path().string());

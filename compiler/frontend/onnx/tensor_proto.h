@@ -14,6 +14,7 @@
 #define DYNVM_COMPILER_FRONTEND_ONNX_TENSOR_PROTO_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -58,7 +59,12 @@ absl::StatusOr<NDArray> TensorFromProto(const onnx::TensorProto& t, const std::s
 // errno implies; one larger than kMaxTensorProtoFileBytes is ResourceExhausted; one that
 // is not a regular file or does not parse as a TensorProto is InvalidArgument. Errors
 // name `path`.
-absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path);
+//
+// `declared_elem_type`, when given, is the element type the graph declares for the
+// value: a UINT16 file where it declares BFLOAT16 holds bfloat16 bit patterns (ONNX's
+// own test data stores bfloat16 so, numpy having no bfloat16) and is read as bf16.
+absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path,
+                                            std::optional<int32_t> declared_elem_type = std::nullopt);
 
 }  // namespace dynvm::compiler::onnx_frontend
 

@@ -501,6 +501,21 @@ TEST(ReadTensorProtoFileTest, ReadsASerializedTensor) {
   EXPECT_THAT(Elements<int32_t>(*a), ElementsAre(1, -2, 3, -4));
 }
 
+TEST(ReadTensorProtoFileTest, Uint16DeclaredBFloat16IsReadAsBFloat16Bits) {
+  TempDir dir;
+  TensorProto t = Make(TensorProto::UINT16, {3}, "x");
+  for (int bits : {0x3f80, 0xc000, 0x7fc0}) t.add_int32_data(bits);  // 1, -2, NaN
+  const std::string path = dir.Write("input_0.pb", t.SerializeAsString());
+  absl::StatusOr<NDArray> a = ReadTensorProtoFile(path, TensorProto::BFLOAT16);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)->dtype(), DType::kBF16);
+  EXPECT_THAT(Elements<uint16_t>(*a), ElementsAre(0x3f80, 0xc000, 0x7fc0));
+  // Without the declaration (or with another) UINT16 stays unsupported.
+  EXPECT_EQ(ReadTensorProtoFile(path).status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(ReadTensorProtoFile(path, TensorProto::FLOAT).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
 TEST(ReadTensorProtoFileTest, ExternalDataIsRelativeToTheFile) {
   TempDir dir;
   dir.Write("set/w.bin", FloatBytes({7, 8}));
