@@ -1,8 +1,9 @@
-// Kernels that cut tensors along axes or join them: concatenate, split, strided_slice,
-// dyn.strided_slice (ONNX Slice: the bounds are input tensors) and nn.pad. Every dtype
+// Kernels that cut tensors along axes or join them: concatenate, split, dyn.split (ONNX
+// Split: the sizes are an input tensor), strided_slice, dyn.strided_slice (ONNX Slice:
+// the bounds are input tensors) and nn.pad. Every dtype
 // is supported (elements move by size); outputs have the input's dtype.
 //
-// concatenate and split share one loop: each of the `outer` rows (the product of the
+// concatenate and both splits share one loop: each of the `outer` rows (the product of the
 // extents before the axis) of the whole tensor is the pieces' rows laid end to end, so
 // a row is one memcpy per piece. Both strided slices plan every axis the same way
 // (PlanSlice) and are one strided copy; nn.pad writes each output row as
@@ -14,12 +15,14 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -214,11 +217,9 @@ absl::Status SplitShapeFn(const ShapeCall& call) {
   return absl::OkStatus();
 }
 
-absl::Status SplitKernel(const KernelCall& call) {
+// Writes the parts of input 0 along `axis`, of extents `parts`, to the call's outputs.
+absl::Status WriteParts(std::string_view op, const KernelCall& call, const Dims& parts, int axis) {
   const NDArrayObj& in = *call.args[0];
-  int axis;
-  DYNVM_ASSIGN_OR_RETURN(Dims parts, SplitParts(*static_cast<const SplitState*>(call.state), in,
-                                                call.num_outputs, &axis));
   const auto [outer, inner] = OuterInner(in.shape(), axis);
   const int64_t elem = static_cast<int64_t>(DTypeSize(in.dtype()));
   Pieces pieces;
@@ -227,13 +228,85 @@ absl::Status SplitKernel(const KernelCall& call) {
     const NDArrayObj& out = *call.outputs()[j];
     Shape shape = in.shape();
     shape[axis] = parts[j];
-    DYNVM_RETURN_IF_ERROR(CheckOutput("split", out, in.dtype(), shape, static_cast<int>(j)));
+    DYNVM_RETURN_IF_ERROR(CheckOutput(op, out, in.dtype(), shape, static_cast<int>(j)));
     pieces.push_back(static_cast<char*>(out.data()));
     bytes.push_back(parts[j] * inner * elem);
   }
   if (in.num_elements() == 0) return absl::OkStatus();
   JoinOrSplit(/*join=*/false, static_cast<char*>(in.data()), pieces, bytes, outer, *call.pool);
   return absl::OkStatus();
+}
+
+absl::Status SplitKernel(const KernelCall& call) {
+  int axis;
+  DYNVM_ASSIGN_OR_RETURN(Dims parts, SplitParts(*static_cast<const SplitState*>(call.state),
+                                                *call.args[0], call.num_outputs, &axis));
+  return WriteParts("split", call, parts, axis);
+}
+
+// ---------------------------------------------------------------------------------------
+// dyn.split: ONNX Split (opset 13) whose sizes are a run-time input. The number of
+// parts is the number of outputs the call has, fixed when the kernel is bound.
+
+absl::StatusOr<std::shared_ptr<const void>> BindDynSplit(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis"}));
+  auto state = std::make_shared<SplitState>();
+  DYNVM_ASSIGN_OR_RETURN(state->axis, GetIntAttr(attrs, "axis", 0));
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+// The extent of each part along the split axis (the values of `sizes`), after checking
+// them against `num_outputs` and the extent of `in` along the axis, which it stores in
+// `axis`.
+absl::StatusOr<Dims> DynSplitParts(const SplitState& s, const NDArrayObj& in,
+                                   const NDArrayObj& sizes, int num_outputs, int* axis) {
+  if (in.ndim() == 0) return absl::InvalidArgumentError("dyn.split: input must have rank >= 1");
+  DYNVM_ASSIGN_OR_RETURN(*axis, internal::NormalizeAxis("dyn.split", s.axis, in.ndim()));
+  DYNVM_ASSIGN_OR_RETURN(Dims parts, internal::ReadIntVector("dyn.split", "sizes", sizes));
+  if (num_outputs < 1 || parts.size() != static_cast<size_t>(num_outputs)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("dyn.split: sizes [%s] has %d values: expected one per output, %d",
+                        absl::StrJoin(parts, ", "), parts.size(), num_outputs));
+  }
+  const int64_t dim = in.shape()[*axis];
+  int64_t total = 0;
+  bool overflow = false;
+  for (int64_t p : parts) {
+    if (p < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("dyn.split: sizes [%s] has the negative size %d: expected sizes >= 0",
+                          absl::StrJoin(parts, ", "), p));
+    }
+    overflow |= __builtin_add_overflow(total, p, &total);
+  }
+  if (overflow || total != dim) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("dyn.split: sizes [%s] sum to %s: expected the extent %d of axis %d of %s",
+                        absl::StrJoin(parts, ", "),
+                        overflow ? std::string("more than int64 holds") : absl::StrCat(total), dim,
+                        *axis, ShapeToString(in.shape())));
+  }
+  return parts;
+}
+
+absl::Status DynSplitShapeFn(const ShapeCall& call) {
+  int axis;
+  DYNVM_ASSIGN_OR_RETURN(
+      Dims parts, DynSplitParts(*static_cast<const SplitState*>(call.state), *call.inputs[0],
+                                *call.inputs[1], call.num_outputs, &axis));
+  for (size_t j = 0; j < parts.size(); ++j) {
+    call.output_shapes[j] = call.inputs[0]->shape();
+    call.output_shapes[j][axis] = parts[j];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DynSplitKernel(const KernelCall& call) {
+  int axis;
+  DYNVM_ASSIGN_OR_RETURN(Dims parts, DynSplitParts(*static_cast<const SplitState*>(call.state),
+                                                   *call.args[0], *call.args[1], call.num_outputs,
+                                                   &axis));
+  return WriteParts("dyn.split", call, parts, axis);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -650,6 +723,7 @@ absl::Status RegisterSliceKernels(KernelRegistry& registry) {
       {"concatenate", kVariadic, 1, ConcatenateKernel, BindConcatenate,
        SingleShapeFn<ConcatenateShape>},
       {"split", 1, kVariadic, SplitKernel, BindSplit, SplitShapeFn},
+      {"dyn.split", 2, kVariadic, DynSplitKernel, BindDynSplit, DynSplitShapeFn},
       {"strided_slice", 1, 1, StridedSliceKernel, BindStridedSlice,
        SingleShapeFn<StridedSliceShape>},
       {kDynSlice, kVariadic, 1, DynStridedSliceKernel, nullptr,

@@ -6,7 +6,7 @@
 
 namespace dynvm::kernels {
 
-// Adds concatenate, split, strided_slice, dyn.strided_slice and nn.pad.
+// Adds concatenate, split, dyn.split, strided_slice, dyn.strided_slice and nn.pad.
 absl::Status RegisterSliceKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

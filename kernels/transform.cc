@@ -1,6 +1,8 @@
-// Layout transforms: reshape, dyn.reshape, squeeze, expand_dims, transpose,
-// broadcast_to, dyn.broadcast_to and tile. They work for every dtype (they move
-// elements by size) and write an output of the input's dtype.
+// Layout transforms: reshape, dyn.reshape, squeeze, dyn.squeeze, expand_dims,
+// dyn.expand_dims, transpose, broadcast_to, dyn.broadcast_to and tile. They work for
+// every dtype (they move elements by size) and write an output of the input's dtype.
+// The dyn.* forms read what the plain ones take as attributes (a shape, axes) from an
+// input tensor, for ONNX graphs that compute it at run time.
 //
 // Each reduces to one strided copy (internal/data_movement.h): reshape, squeeze and
 // expand_dims to a memcpy; transpose to the source strides permuted; broadcast_to to 0
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -176,7 +179,7 @@ absl::StatusOr<Shape> DynReshapeShape(const void* state, absl::Span<NDArrayObj* 
 }
 
 // The kernel of every op whose output holds the input's elements in the same order
-// (reshape, dyn.reshape, squeeze, expand_dims): a copy.
+// (reshape, squeeze, expand_dims and their dyn.* forms): a copy.
 template <const char* kName, InferShapeFn kInfer>
 absl::Status CopyKernel(const KernelCall& call) {
   const NDArrayObj& in = *call.args[0];
@@ -256,6 +259,68 @@ absl::StatusOr<Shape> ExpandDimsShape(const void* state, absl::Span<NDArrayObj* 
   Shape out(in.begin(), in.begin() + axis);
   out.insert(out.end(), static_cast<size_t>(s.num_newaxis), 1);
   out.insert(out.end(), in.begin() + axis, in.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// dyn.squeeze, dyn.expand_dims: ONNX Squeeze and Unsqueeze (opset 13) whose axes are a
+// run-time input
+
+// Which of `rank` axes `axes` names, each normalised against `rank` (negative counts
+// from the end); an axis out of range or named twice is InvalidArgument.
+absl::StatusOr<absl::InlinedVector<bool, kMaxRank>> AxesMask(std::string_view op,
+                                                             absl::Span<const int64_t> axes,
+                                                             int rank) {
+  absl::InlinedVector<bool, kMaxRank> named(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    DYNVM_ASSIGN_OR_RETURN(int axis, internal::NormalizeAxis(op, a, rank));
+    if (named[axis]) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: axes [%s] name axis %d twice: expected distinct axes of rank %d", op,
+                          absl::StrJoin(axes, ", "), axis, rank));
+    }
+    named[axis] = true;
+  }
+  return named;
+}
+
+// Unlike squeeze's attribute, empty axes squeeze nothing: the length of the axes is the
+// number of axes removed, which is what lets the relation know the output's rank.
+absl::StatusOr<Shape> DynSqueezeShape(const void*, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(Dims axes, internal::ReadIntVector("dyn.squeeze", "axes", *inputs[1]));
+  const Shape& in = inputs[0]->shape();
+  const int rank = static_cast<int>(in.size());
+  DYNVM_ASSIGN_OR_RETURN(auto drop, AxesMask("dyn.squeeze", axes, rank));
+  for (int64_t a : axes) {
+    const int64_t axis = a < 0 ? a + rank : a;
+    if (in[axis] != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "dyn.squeeze: axis %d of %s has extent %d, not 1", a, ShapeToString(in), in[axis]));
+    }
+  }
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    if (!drop[i]) out.push_back(in[i]);
+  }
+  return out;
+}
+
+// The axes count positions in the output (ONNX Unsqueeze), so their order does not
+// matter: each names one of the rank + len(axes) output axes that gets extent 1.
+absl::StatusOr<Shape> DynExpandDimsShape(const void*, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(Dims axes, internal::ReadIntVector("dyn.expand_dims", "axes", *inputs[1]));
+  const Shape& in = inputs[0]->shape();
+  // Checked before the mask is sized by it: the axes tensor may be arbitrarily long.
+  if (in.size() + axes.size() > static_cast<size_t>(kMaxRank)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("dyn.expand_dims: rank %d plus %d new axes exceeds the maximum rank %d",
+                        in.size(), axes.size(), kMaxRank));
+  }
+  const int rank = static_cast<int>(in.size() + axes.size());
+  DYNVM_ASSIGN_OR_RETURN(auto inserted, AxesMask("dyn.expand_dims", axes, rank));
+  Shape out;
+  size_t next = 0;  // distinct axes leave exactly in.size() positions for the input
+  for (int i = 0; i < rank; ++i) out.push_back(inserted[i] ? 1 : in[next++]);
   return out;
 }
 
@@ -447,6 +512,8 @@ constexpr char kReshape[] = "reshape";
 constexpr char kDynReshape[] = "dyn.reshape";
 constexpr char kSqueeze[] = "squeeze";
 constexpr char kExpandDims[] = "expand_dims";
+constexpr char kDynSqueeze[] = "dyn.squeeze";
+constexpr char kDynExpandDims[] = "dyn.expand_dims";
 constexpr char kBroadcastTo[] = "broadcast_to";
 constexpr char kDynBroadcastTo[] = "dyn.broadcast_to";
 
@@ -462,6 +529,10 @@ absl::Status RegisterTransformKernels(KernelRegistry& registry) {
        SingleShapeFn<SqueezeShape>},
       {kExpandDims, 1, 1, CopyKernel<kExpandDims, ExpandDimsShape>, BindExpandDims,
        SingleShapeFn<ExpandDimsShape>},
+      {kDynSqueeze, 2, 1, CopyKernel<kDynSqueeze, DynSqueezeShape>, nullptr,
+       SingleShapeFn<DynSqueezeShape>},
+      {kDynExpandDims, 2, 1, CopyKernel<kDynExpandDims, DynExpandDimsShape>, nullptr,
+       SingleShapeFn<DynExpandDimsShape>},
       {"transpose", 1, 1, TransposeKernel, BindTranspose, SingleShapeFn<TransposeShape>},
       {kBroadcastTo, 1, 1, BroadcastToKernel<kBroadcastTo, BroadcastToShape>, BindBroadcastTo,
        SingleShapeFn<BroadcastToShape>},

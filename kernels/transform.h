@@ -6,8 +6,8 @@
 
 namespace dynvm::kernels {
 
-// Adds reshape, dyn.reshape, squeeze, expand_dims, transpose, broadcast_to,
-// dyn.broadcast_to and tile.
+// Adds reshape, dyn.reshape, squeeze, dyn.squeeze, expand_dims, dyn.expand_dims,
+// transpose, broadcast_to, dyn.broadcast_to and tile.
 absl::Status RegisterTransformKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

@@ -559,6 +559,81 @@ absl::StatusOr<Type> DynBroadcastToRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::move(shape));
 }
 
+// The static length of a 1-D integer tensor argument `i` (ONNX's run-time axes and
+// split sizes): the count of axes or parts, which the result's rank or arity needs.
+absl::StatusOr<int64_t> StaticLength(const OpCall& call, int i, std::string_view what) {
+  DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, i, what, kIndexDTypes));
+  if (t.rank() != 1 || !t.shape()[0].is_const()) {
+    return OpError(call, absl::StrFormat("%s %s must be a 1-D tensor of static length", what,
+                                         ShapeText(t.shape())));
+  }
+  return t.shape()[0].const_value();
+}
+
+// dyn.expand_dims(data, axes): rank r + k for k axes. Output dim j is a new 1 or input
+// dim i for some i in [j - k, j]; it is known when all of those are 1.
+absl::StatusOr<Type> DynExpandDimsRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t k, StaticLength(call, 1, "axes"));
+  if (k == 0) return x;
+  const int64_t rank = x.rank();
+  std::vector<Dim> out;
+  for (int64_t j = 0; j < rank + k; ++j) {
+    bool ones = true;
+    for (int64_t i = std::max<int64_t>(0, j - k); i <= std::min(j, rank - 1); ++i) {
+      ones = ones && x.shape()[i].is_const() && x.shape()[i].const_value() == 1;
+    }
+    out.push_back(ones ? Dim(1) : Dim::Any());
+  }
+  return Type::Tensor(x.dtype(), std::move(out));
+}
+
+// dyn.squeeze(data, axes): rank r - k for k axes, each of extent 1. Output dim j is
+// input dim i = j + m, m of the k squeezed axes before it: possible when m axes before
+// i and k - m after it may have extent 1. The dim is known when every possible source
+// has the same one (a static non-1 extent pins the squeezed axes around it).
+absl::StatusOr<Type> DynSqueezeRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t k, StaticLength(call, 1, "axes"));
+  const int64_t rank = x.rank();
+  // ones_before[i]: how many of the axes before i may have extent 1.
+  std::vector<int64_t> ones_before(rank + 1, 0);
+  for (int64_t i = 0; i < rank; ++i) {
+    ones_before[i + 1] = ones_before[i] + (MayEqual(x.shape()[i], 1) ? 1 : 0);
+  }
+  if (k > ones_before[rank]) {
+    return OpError(call, absl::StrFormat("%d axes to squeeze from %s, where at most %d may have extent 1",
+                                         k, ShapeText(x.shape()), ones_before[rank]));
+  }
+  std::vector<Dim> out;
+  for (int64_t j = 0; j < rank - k; ++j) {
+    std::optional<Dim> known;
+    bool agree = true;
+    for (int64_t m = 0; m <= k; ++m) {
+      const int64_t i = j + m;
+      if (ones_before[i] < m || ones_before[rank] - ones_before[i + 1] < k - m) continue;
+      agree = agree && (!known || *known == x.shape()[i]);
+      known = x.shape()[i];
+    }
+    out.push_back(agree && known ? *known : Dim::Any());
+  }
+  return Type::Tensor(x.dtype(), std::move(out));
+}
+
+// dyn.split(data, sizes): a tuple of k parts for k sizes, `?` along the axis (the whole
+// extent for one part; 0 for an empty axis).
+absl::StatusOr<Type> DynSplitRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t k, StaticLength(call, 1, "sizes"));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, IntAttr(call, "axis", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(call, axis_attr, x.rank()));
+  if (k < 1) return OpError(call, "sizes must have at least one value, one per output");
+  std::vector<Dim> shape = x.shape();
+  const Dim& n = shape[axis];
+  if (k > 1 && !(n.is_const() && n.const_value() == 0)) shape[axis] = Dim::Any();
+  return Type::Tuple(std::vector<Type>(k, Type::Tensor(x.dtype(), std::move(shape))));
+}
+
 constexpr OpDef kOps[] = {
     {"reshape", 1, 1, ReshapeRel},         {"transpose", 1, 1, TransposeRel},
     {"expand_dims", 1, 1, ExpandDimsRel},  {"squeeze", 1, 1, SqueezeRel},
@@ -572,6 +647,8 @@ constexpr OpDef kOps[] = {
     {"unique", 1, 1, UniqueRel},           {"dyn.reshape", 2, 2, DynReshapeRel},
     {"dyn.broadcast_to", 2, 2, DynBroadcastToRel}, {"shape_of", 1, 1, ShapeOfRel},
     {"dyn.strided_slice", 3, 5, DynStridedSliceRel},
+    {"dyn.expand_dims", 2, 2, DynExpandDimsRel}, {"dyn.squeeze", 2, 2, DynSqueezeRel},
+    {"dyn.split", 2, 2, DynSplitRel},
 };
 
 }  // namespace

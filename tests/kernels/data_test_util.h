@@ -24,6 +24,13 @@
 
 namespace dynvm::kernels::testing {
 
+// `values` as a 1-D index tensor of `dtype` (i32 or i64).
+inline NDArray IndexVector(const std::vector<int64_t>& values, DType dtype) {
+  const std::vector<int64_t> shape = {static_cast<int64_t>(values.size())};
+  if (dtype == DType::kI32) return TensorOf<int32_t>(shape, {values.begin(), values.end()});
+  return TensorOf<int64_t>(shape, values);
+}
+
 // Every runtime dtype, to show that data movement is by element size.
 inline const DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
                                    DType::kI8,  DType::kI16, DType::kI32, DType::kI64,

@@ -33,7 +33,8 @@ const char* const kOperators[] = {
     "full", "zeros", "ones", "topk", "argsort",
     // data-dependent shapes
     "argwhere", "nonzero", "shape_of", "dyn.strided_slice", "unique", "dyn.reshape",
-    "dyn.broadcast_to", "dyn.full", "dyn.zeros", "dyn.ones",
+    "dyn.broadcast_to", "dyn.full", "dyn.zeros", "dyn.ones", "dyn.squeeze", "dyn.expand_dims",
+    "dyn.split",
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
     "image.resize2d",

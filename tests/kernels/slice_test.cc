@@ -635,5 +635,106 @@ TEST(SliceTest, EmptyTensorsWithHugeExtents) {
                  "concatenate: the extents along axis 0 overflow");
 }
 
+// Checks dyn.split's outputs against slices of `x` along `axis` (normalised) of
+// extents `sizes`.
+void ExpectParts(const std::vector<NDArray>& outs, const NDArray& x, int axis, const Ints& sizes) {
+  ASSERT_EQ(outs.size(), sizes.size());
+  int64_t begin = 0;
+  for (size_t p = 0; p < outs.size(); ++p) {
+    Ints shape = ShapeOf(x);
+    shape[axis] = sizes[p];
+    ExpectGathered(outs[p], shape, x, [&](int64_t i) {
+      Ints index = Unravel(i, shape);
+      index[axis] += begin;
+      return Ravel(index, ShapeOf(x));
+    });
+    begin += sizes[p];
+  }
+}
+
+TEST(DynSplitTest, RandomSizesIncludingEmptyParts) {
+  std::mt19937 rng(22);
+  for (int iter = 0; iter < 40; ++iter) {
+    const Ints in = RandomShape(rng, 1 + static_cast<int>(rng() % 4));
+    const int rank = static_cast<int>(in.size());
+    const int axis = static_cast<int>(rng() % rank);
+    // Each slice of the axis goes to a random part: with up to 4 parts of extents up to
+    // 6, empty parts are common.
+    const int parts = 1 + static_cast<int>(rng() % 4);
+    Ints sizes(parts, 0);
+    for (int64_t e = 0; e < in[axis]; ++e) ++sizes[rng() % parts];
+    SCOPED_TRACE(absl::StrFormat("%s axis %d sizes [%s]", ShapeToString(in), axis,
+                                 absl::StrJoin(sizes, ",")));
+    for (DType dtype : kOnePerSize) {
+      NDArray x = RandomBits(in, dtype, rng);
+      // The axis as given and counted from the end; the sizes as i64 and i32.
+      auto out = RunKernel("dyn.split", {{"axis", int64_t{axis}}},
+                           {x, IndexVector(sizes, DType::kI64)}, {}, parts);
+      ASSERT_TRUE(out.ok()) << out.status();
+      ExpectParts(*out, x, axis, sizes);
+      auto back = RunKernel("dyn.split", {{"axis", int64_t{axis - rank}}},
+                            {x, IndexVector(sizes, DType::kI32)}, {}, parts);
+      ASSERT_TRUE(back.ok()) << back.status();
+      ExpectParts(*back, x, axis, sizes);
+    }
+  }
+}
+
+TEST(DynSplitTest, DefaultAxisZeroSizesAndPool) {
+  std::mt19937 rng(23);
+  // ONNX's test_split_zero_size_splits: an empty axis cut into empty parts.
+  auto empty = RunKernel(
+      "dyn.split", {}, {EmptyTensor({0}, DType::kF32), IndexVector({0, 0, 0}, DType::kI64)}, {}, 3);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  for (const NDArray& part : *empty) EXPECT_EQ(ShapeOf(part), Ints{0});
+  // Axis 0 by default; parts large enough to be copied over the pool.
+  ThreadPool pool(4);
+  NDArray x = RandomBits({300, 257}, DType::kF32, rng);
+  const Ints sizes = {0, 101, 0, 199};
+  auto out = RunKernel("dyn.split", {}, {x, IndexVector(sizes, DType::kI64)}, {}, 4, &pool);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectParts(*out, x, 0, sizes);
+  auto cols = RunKernel("dyn.split", {{"axis", int64_t{-1}}},
+                        {x, IndexVector({7, 250}, DType::kI32)}, {}, 2, &pool);
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  ExpectParts(*cols, x, 1, {7, 250});
+}
+
+TEST(DynSplitTest, Errors) {
+  NDArray x = EmptyTensor({4, 6}, DType::kF32);
+  const Attrs axis1 = {{"axis", int64_t{1}}};
+  EXPECT_INVALID(RunKernel("dyn.split", axis1, {x, IndexVector({2, 4}, DType::kI64)}, {}, 3),
+                 "dyn.split: sizes [2, 4] has 2 values: expected one per output, 3");
+  EXPECT_INVALID(RunKernel("dyn.split", axis1, {x, IndexVector({7, -1}, DType::kI64)}, {}, 2),
+                 "dyn.split: sizes [7, -1] has the negative size -1: expected sizes >= 0");
+  EXPECT_INVALID(RunKernel("dyn.split", axis1, {x, IndexVector({2, 3}, DType::kI32)}, {}, 2),
+                 "dyn.split: sizes [2, 3] sum to 5: expected the extent 6 of axis 1 of [4, 6]");
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_INVALID(
+      RunKernel("dyn.split", axis1, {x, IndexVector({big, big, big}, DType::kI64)}, {}, 3),
+      "sum to more than int64 holds: expected the extent 6");
+  EXPECT_INVALID(
+      RunKernel("dyn.split", {{"axis", int64_t{2}}}, {x, IndexVector({4}, DType::kI64)}, {}, 1),
+      "dyn.split: axis 2 out of range for rank 2");
+  EXPECT_INVALID(RunKernel("dyn.split", {},
+                           {EmptyTensor({}, DType::kF32), IndexVector({1}, DType::kI64)}, {}, 1),
+                 "dyn.split: input must have rank >= 1");
+  EXPECT_INVALID(RunKernel("dyn.split", {}, {x, TensorOf<float>({2}, {2, 2})}, {}, 2),
+                 "unsupported dtype f32 for dyn.split sizes: expected i32 or i64");
+  EXPECT_INVALID(RunKernel("dyn.split", {}, {x, TensorOf<int64_t>({1, 1}, {4})}, {}, 1),
+                 "dyn.split: sizes must be 1-D, got shape [1, 1]");
+  EXPECT_INVALID(RunKernel("dyn.split", {{"indices_or_sections", int64_t{2}}},
+                           {x, IndexVector({2, 2}, DType::kI64)}, {}, 2),
+                 "unknown attribute 'indices_or_sections'");
+  // Outputs must have the parts' shapes and the input's dtype.
+  const NDArray sizes = IndexVector({1, 3}, DType::kI64);
+  EXPECT_INVALID(CallKernel("dyn.split", {}, {x, sizes},
+                            {EmptyTensor({1, 6}, DType::kF32), EmptyTensor({2, 6}, DType::kF32)}),
+                 "dyn.split: output 1 has shape [2, 6], expected [3, 6]");
+  EXPECT_INVALID(CallKernel("dyn.split", {}, {x, sizes},
+                            {EmptyTensor({1, 6}, DType::kI32), EmptyTensor({3, 6}, DType::kF32)}),
+                 "dyn.split: output 0 has dtype i32, expected f32");
+}
+
 }  // namespace
 }  // namespace dynvm::kernels::testing

@@ -1,8 +1,9 @@
 // Tests of the layout transforms (kernels/transform.cc) — reshape, dyn.reshape,
-// squeeze, expand_dims, transpose, broadcast_to, dyn.broadcast_to, tile — against plain
-// references written here (an output element's source computed from its multi-index),
-// on seeded random shapes with 0- and 1-sized extents, for one dtype of every element
-// size. Every call goes through RunKernel, so the shape functions are exercised too.
+// squeeze, dyn.squeeze, expand_dims, dyn.expand_dims, transpose, broadcast_to,
+// dyn.broadcast_to, tile, dyn.split — against plain references written here (an output
+// element's source computed from its multi-index), on seeded random shapes with 0- and
+// 1-sized extents, for one dtype of every element size. Every call goes through
+// RunKernel, so the shape functions are exercised too.
 //
 // Tolerances: none; data movement must reproduce elements bit for bit.
 #include "kernels/transform.h"
@@ -203,6 +204,108 @@ TEST(ExpandDimsTest, Positions) {
 }
 
 // ---------------------------------------------------------------------------------------
+// dyn.squeeze, dyn.expand_dims
+
+TEST(DynSqueezeTest, GivenAxesAnyOrder) {
+  std::mt19937 rng(20);
+  struct Case {
+    Ints in, axes, out;
+  } cases[] = {
+      {{1, 3, 1, 1, 2}, {0}, {3, 1, 1, 2}},
+      {{1, 3, 1, 1, 2}, {-2, 2}, {1, 3, 2}},   // negative counts from the input's end
+      {{1, 3, 1, 1, 2}, {3, 0, -3}, {3, 2}},   // unsorted
+      {{1, 3, 1, 1, 2}, {}, {1, 3, 1, 1, 2}},  // nothing, unlike squeeze without axis
+      {{1}, {0}, {}},
+      {{0, 1}, {-1}, {0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrFormat("%s axes [%s]", ShapeToString(c.in), absl::StrJoin(c.axes, ",")));
+    for (DType dtype : kOnePerSize) {
+      NDArray x = RandomBits(c.in, dtype, rng);
+      for (DType index : {DType::kI64, DType::kI32}) {
+        auto out = RunKernel("dyn.squeeze", {}, {x, IndexVector(c.axes, index)});
+        ASSERT_TRUE(out.ok()) << out.status();
+        ExpectSameElements((*out)[0], c.out, x);
+      }
+    }
+  }
+}
+
+TEST(DynSqueezeTest, Errors) {
+  NDArray x = EmptyTensor({1, 3, 1, 1, 2}, DType::kF32);
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, IndexVector({0, 1}, DType::kI64)}),
+                 "dyn.squeeze: axis 1 of [1, 3, 1, 1, 2] has extent 3, not 1");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, IndexVector({-4}, DType::kI32)}),
+                 "dyn.squeeze: axis -4 of [1, 3, 1, 1, 2] has extent 3, not 1");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, IndexVector({5}, DType::kI64)}),
+                 "dyn.squeeze: axis 5 out of range for rank 5");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, IndexVector({-6}, DType::kI64)}),
+                 "dyn.squeeze: axis -6 out of range for rank 5");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, IndexVector({2, -3}, DType::kI64)}),
+                 "dyn.squeeze: axes [2, -3] name axis 2 twice: expected distinct axes of rank 5");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, TensorOf<float>({1}, {0})}),
+                 "unsupported dtype f32 for dyn.squeeze axes: expected i32 or i64");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {}, {x, TensorOf<int64_t>({1, 1}, {0})}),
+                 "dyn.squeeze: axes must be 1-D, got shape [1, 1]");
+  EXPECT_INVALID(RunKernel("dyn.squeeze", {{"axis", Ints{0}}}, {x, IndexVector({0}, DType::kI64)}),
+                 "kernel 'dyn.squeeze' takes no attributes, got 'axis'");
+  EXPECT_INVALID(CallKernel("dyn.squeeze", {}, {x, IndexVector({0}, DType::kI64)},
+                            {EmptyTensor({3, 2}, DType::kF32)}),
+                 "dyn.squeeze: output 0 has shape [3, 2], expected [3, 1, 1, 2]");
+}
+
+TEST(DynExpandDimsTest, GivenAxesAnyOrder) {
+  std::mt19937 rng(21);
+  struct Case {
+    Ints in, axes, out;
+  };
+  // Negative axes count from the output's end; their order does not matter.
+  const Case cases[] = {
+      {{2, 3}, {0}, {1, 2, 3}},
+      {{2, 3}, {2}, {2, 3, 1}},
+      {{2, 3}, {-1}, {2, 3, 1}},
+      {{2, 3}, {-4, 1}, {1, 1, 2, 3}},
+      {{2, 3}, {4, 0, 2}, {1, 2, 1, 3, 1}},
+      {{2, 3}, {3, 1}, {2, 1, 3, 1}},
+      {{2, 3}, {}, {2, 3}},
+      {{}, {0, -1}, {1, 1}},
+      {{0, 4}, {1}, {0, 1, 4}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrFormat("%s axes [%s]", ShapeToString(c.in), absl::StrJoin(c.axes, ",")));
+    for (DType dtype : kOnePerSize) {
+      NDArray x = RandomBits(c.in, dtype, rng);
+      for (DType index : {DType::kI64, DType::kI32}) {
+        auto out = RunKernel("dyn.expand_dims", {}, {x, IndexVector(c.axes, index)});
+        ASSERT_TRUE(out.ok()) << out.status();
+        ExpectSameElements((*out)[0], c.out, x);
+      }
+    }
+  }
+}
+
+TEST(DynExpandDimsTest, Errors) {
+  NDArray x = EmptyTensor({2, 3}, DType::kF32);
+  // Axes are positions in the output, of rank 2 + len(axes).
+  EXPECT_INVALID(RunKernel("dyn.expand_dims", {}, {x, IndexVector({3}, DType::kI64)}),
+                 "dyn.expand_dims: axis 3 out of range for rank 3");
+  EXPECT_INVALID(RunKernel("dyn.expand_dims", {}, {x, IndexVector({0, -5}, DType::kI32)}),
+                 "dyn.expand_dims: axis -5 out of range for rank 4");
+  EXPECT_INVALID(
+      RunKernel("dyn.expand_dims", {}, {x, IndexVector({1, -3}, DType::kI64)}),
+      "dyn.expand_dims: axes [1, -3] name axis 1 twice: expected distinct axes of rank 4");
+  EXPECT_INVALID(RunKernel("dyn.expand_dims", {}, {x, IndexVector(Ints(15, 0), DType::kI64)}),
+                 "dyn.expand_dims: rank 2 plus 15 new axes exceeds the maximum rank 16");
+  EXPECT_INVALID(RunKernel("dyn.expand_dims", {}, {x, TensorOf<double>({1}, {0})}),
+                 "unsupported dtype f64 for dyn.expand_dims axes: expected i32 or i64");
+  EXPECT_INVALID(RunKernel("dyn.expand_dims", {}, {x, TensorOf<int64_t>({}, {0})}),
+                 "dyn.expand_dims: axes must be 1-D, got shape []");
+  EXPECT_INVALID(CallKernel("dyn.expand_dims", {}, {x, IndexVector({0}, DType::kI64)},
+                            {EmptyTensor({1, 2, 3}, DType::kI32)}),
+                 "dyn.expand_dims: output 0 has dtype i32, expected f32");
+}
+
+// ---------------------------------------------------------------------------------------
 // transpose
 
 // out[i] = in[j] where out index (a_0..a_n) is in index with a_k at axis perm[k].
@@ -380,6 +483,9 @@ TEST(TileTest, Errors) {
                  "tile: [2, 3] repeated");
 }
 
+// ---------------------------------------------------------------------------------------
+// dyn.split
+
 // Empty tensors whose other extents multiply past int64: nothing may overflow (this
 // binary runs under UBSan) and the outputs are empty.
 TEST(TransformTest, EmptyTensorsWithHugeExtents) {
@@ -396,6 +502,18 @@ TEST(TransformTest, EmptyTensorsWithHugeExtents) {
     ASSERT_TRUE(r.ok()) << name << ": " << r.status();
     EXPECT_EQ((*r)[0]->num_elements(), 0) << name;
   }
+  // The dyn.* forms likewise.
+  auto squeezed = RunKernel(
+      "dyn.squeeze", {}, {EmptyTensor({0, 1, huge}, DType::kF32), IndexVector({1}, DType::kI64)});
+  ASSERT_TRUE(squeezed.ok()) << squeezed.status();
+  EXPECT_EQ(ShapeOf((*squeezed)[0]), (Ints{0, huge}));
+  auto expanded = RunKernel("dyn.expand_dims", {}, {x, IndexVector({-1, 0}, DType::kI64)});
+  ASSERT_TRUE(expanded.ok()) << expanded.status();
+  EXPECT_EQ(ShapeOf((*expanded)[0]), (Ints{1, 0, huge, huge, 1}));
+  auto parts = RunKernel("dyn.split", {{"axis", int64_t{2}}},
+                         {x, IndexVector({1, huge - 1}, DType::kI64)}, {}, 2);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(ShapeOf((*parts)[1]), (Ints{0, huge, huge - 1}));
   // Reversed, the extents overflow before the 0 (ShapeNumElements takes them in order).
   EXPECT_INVALID(RunKernel("transpose", {}, {x}), "transpose: element count of shape");
 }

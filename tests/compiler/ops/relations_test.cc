@@ -412,6 +412,48 @@ const std::map<std::string, Generator>& Generators() {
       return Case{{{DType::kF32, BroadcastPartner(rng, target)}, {DType::kI64, {static_cast<int64_t>(target.size())}}},
                   {}, 1, {{1, std::vector<double>(target.begin(), target.end())}}};
     };
+    // ONNX Unsqueeze, Squeeze and Split with run-time axes or sizes (i32 or i64): axes
+    // mostly distinct and in range, now and then not; sizes that now and then do not sum
+    // to the extent or are negative.
+    const auto index_dtype = [](std::mt19937& rng) { return Rand(rng, 0, 1) ? DType::kI64 : DType::kI32; };
+    (*g)["dyn.expand_dims"] = [index_dtype](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      const int64_t k = Rand(rng, 0, 3), rank = static_cast<int64_t>(s.size()) + k;
+      std::vector<int64_t> order(rank);
+      for (int64_t i = 0; i < rank; ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<double> axes;
+      for (int64_t i = 0; i < k; ++i) axes.push_back(static_cast<double>(Rand(rng, 0, 1) ? order[i] : order[i] - rank));
+      if (k > 0 && Rand(rng, 0, 9) == 0) axes[0] = Rand(rng, 0, 1) ? static_cast<double>(rank) : axes.back();
+      return Case{{{DType::kF32, s}, {index_dtype(rng), {k}}}, {}, 1, {{1, axes}}};
+    };
+    (*g)["dyn.squeeze"] = [index_dtype](std::mt19937& rng) {
+      Shape s = RandShape(rng, 0, 4);
+      for (int64_t& d : s) {
+        if (Rand(rng, 0, 2) == 0) d = 1;
+      }
+      const int64_t rank = static_cast<int64_t>(s.size());
+      std::vector<int64_t> ones;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (s[i] == 1) ones.push_back(i);
+      }
+      std::shuffle(ones.begin(), ones.end(), rng);
+      std::vector<double> axes;
+      for (int64_t i = Rand(rng, 0, ones.size()) - 1; i >= 0; --i) {
+        axes.push_back(static_cast<double>(Rand(rng, 0, 1) ? ones[i] : ones[i] - rank));
+      }
+      if (rank > 0 && Rand(rng, 0, 9) == 0) axes.push_back(static_cast<double>(Rand(rng, -rank, rank)));
+      return Case{{{DType::kF32, s}, {index_dtype(rng), {static_cast<int64_t>(axes.size())}}}, {}, 1, {{1, axes}}};
+    };
+    (*g)["dyn.split"] = [index_dtype](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      const int64_t rank = static_cast<int64_t>(s.size()), axis = Rand(rng, -rank, rank - 1);
+      const int64_t k = Rand(rng, 1, 4);
+      std::vector<double> sizes(k, 0.0);
+      for (int64_t e = 0; e < s[axis < 0 ? axis + rank : axis]; ++e) sizes[Rand(rng, 0, k - 1)] += 1;
+      if (Rand(rng, 0, 9) == 0) sizes[Rand(rng, 0, k - 1)] += Rand(rng, 0, 1) ? 1 : -7;
+      return Case{{{DType::kF32, s}, {index_dtype(rng), {k}}}, {{"axis", axis}}, static_cast<int>(k), {{1, sizes}}};
+    };
     for (const char* op : {"dyn.zeros", "dyn.ones"}) {
       (*g)[op] = [](std::mt19937& rng) {
         const Shape target = RandShape(rng, 0, 3);
@@ -769,6 +811,44 @@ TEST(RelationsTest, SymbolicExamples) {
             "dyn.strided_slice: index inputs of different lengths: ends has 3 values, expected 2");
   EXPECT_EQ(call("dyn.strided_slice", {x, two, Type::Tensor(DType::kF32, {2})}).status().message(),
             "dyn.strided_slice: unsupported dtype float32 for ends: expected int32 or int64");
+  // Run-time axes and sizes: the rank or arity from their static length; the dims that
+  // every placement of the axes agrees on, `?` elsewhere.
+  EXPECT_EQ(call("dyn.expand_dims", {x, two})->ToString(), "Tensor[(?, ?, ?, ?, ?), float32]");
+  EXPECT_EQ(call("dyn.expand_dims", {Type::Tensor(DType::kF32, {1, 1}), Type::Tensor(DType::kI32, {1})})->ToString(),
+            "Tensor[(1, 1, 1), float32]");
+  EXPECT_EQ(call("dyn.expand_dims", {x, none})->ToString(), "Tensor[(b, n, 768), float32]");
+  EXPECT_EQ(call("dyn.expand_dims", {x, Type::Tensor(DType::kI64, {n})}).status().message(),
+            "dyn.expand_dims: axes [n] must be a 1-D tensor of static length");
+  EXPECT_EQ(call("dyn.expand_dims", {x, Type::Tensor(DType::kI64, {1, 2})}).status().message(),
+            "dyn.expand_dims: axes [1, 2] must be a 1-D tensor of static length");
+  EXPECT_EQ(call("dyn.expand_dims", {x, Type::Tensor(DType::kF32, {2})}).status().message(),
+            "dyn.expand_dims: unsupported dtype float32 for axes: expected int32 or int64");
+  const Type one = Type::Tensor(DType::kI64, {1});
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {b, 1, 768}), one})->ToString(),
+            "Tensor[(?, 768), float32]");
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {4, 1, 768}), one})->ToString(),
+            "Tensor[(4, 768), float32]");
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {1, b, 1}), two})->ToString(),
+            "Tensor[(?), float32]");
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {1, 1}), two})->ToString(), "float32");
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {3, 4}), one}).status().message(),
+            "dyn.squeeze: 1 axes to squeeze from [3, 4], where at most 0 may have extent 1");
+  EXPECT_EQ(call("dyn.squeeze", {Type::Tensor(DType::kF32, {1}), two}).status().message(),
+            "dyn.squeeze: 2 axes to squeeze from [1], where at most 1 may have extent 1");
+  EXPECT_EQ(call("dyn.squeeze", {x, Type::Tensor(DType::kI32, {b})}).status().message(),
+            "dyn.squeeze: axes [b] must be a 1-D tensor of static length");
+  const Type three = Type::Tensor(DType::kI64, {3});
+  EXPECT_EQ(call("dyn.split", {x, three}, {{"axis", int64_t{-1}}})->ToString(),
+            "(Tensor[(b, n, ?), float32], Tensor[(b, n, ?), float32], Tensor[(b, n, ?), float32])");
+  EXPECT_EQ(call("dyn.split", {x, one})->ToString(), "(Tensor[(b, n, 768), float32],)");
+  EXPECT_EQ(call("dyn.split", {Type::Tensor(DType::kF32, {0, 2}), two})->ToString(),
+            "(Tensor[(0, 2), float32], Tensor[(0, 2), float32])");
+  EXPECT_EQ(call("dyn.split", {x, Type::Tensor(DType::kI64, {n})}).status().message(),
+            "dyn.split: sizes [n] must be a 1-D tensor of static length");
+  EXPECT_EQ(call("dyn.split", {x, Type::Tensor(DType::kI64, {0})}).status().message(),
+            "dyn.split: sizes must have at least one value, one per output");
+  EXPECT_EQ(call("dyn.split", {x, three}, {{"axis", int64_t{3}}}).status().message(),
+            "dyn.split: axis 3 out of range for rank 3");
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3, 4}), Type::Tensor(DType::kF32, {5})}).status().message(),
             "add: cannot broadcast [3, 4] and [5]: dims 4 and 5 differ");
   EXPECT_EQ(call("add", {Type::Tensor(DType::kF32, {3}), Type::Tensor(DType::kI32, {3})}).status().message(),

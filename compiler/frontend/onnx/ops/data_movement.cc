@@ -89,9 +89,30 @@ absl::StatusOr<Values> ConvertTranspose(NodeContext& ctx) {
   return One(ctx.Call("transpose", {x}, {{"axes", perm}}));
 }
 
+// Input `i` when it is an operand from opset `input_since` on, present, and not known at
+// import (the case AxesOf and ConstantInts refuse): the operand of the dyn.* form of the
+// operator. It must be 1-D of a static length, which the result's rank or arity needs.
+absl::StatusOr<std::optional<OnnxValue>> RuntimeInput(NodeContext& ctx, int64_t input_since, int i,
+                                                      std::string_view what) {
+  if (ctx.opset() < input_since) return std::optional<OnnxValue>();
+  std::optional<OnnxValue> v = ctx.OptionalInput(i);
+  if (!v || v->ConstantElements()) return std::optional<OnnxValue>();
+  if (v->type.rank() != 1 || !v->type.shape()[0].is_const()) {
+    return ctx.Unimplemented(absl::StrFormat("%s known only at run time, of type %s: expected a 1-D "
+                                             "tensor of static length", what, v->type.ToString()));
+  }
+  return v;
+}
 
 absl::StatusOr<Values> ConvertUnsqueeze(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(std::optional<OnnxValue> runtime_axes, RuntimeInput(ctx, 13, 1, "axes"));
+  if (runtime_axes) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("dyn.expand_dims", {x, *runtime_axes}));
+    // A scalar given one axis can only become [1]: its elements carry over.
+    if (x.type.rank() == 0 && out.type.rank() == 1) out.elements = x.elements;
+    return Values{std::move(out)};
+  }
   DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, 13));
   if (!axes) return ctx.Invalid("axes are required");
   const int out_rank = x.type.rank() + static_cast<int>(axes->size());
@@ -114,9 +135,17 @@ absl::StatusOr<Values> ConvertUnsqueeze(NodeContext& ctx) {
 
 absl::StatusOr<Values> ConvertSqueeze(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, 13));
   std::optional<std::vector<Dim>> elements;
   if (x.type.rank() == 1 && x.elements) elements = x.elements;
+  DYNVM_ASSIGN_OR_RETURN(std::optional<OnnxValue> runtime_axes, RuntimeInput(ctx, 13, 1, "axes"));
+  if (runtime_axes) {
+    // Given axes squeeze exactly those; an empty tensor squeezes nothing (dyn.squeeze's
+    // rank is the data's less the axes' length), as the constant path's empty list does.
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("dyn.squeeze", {x, *runtime_axes}));
+    if (out.type.rank() == 0) out.elements = std::move(elements);
+    return Values{std::move(out)};
+  }
+  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, 13));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("squeeze", {x}, axes ? AxesAttr(*axes) : kernels::Attrs{}));
   if (out.type.rank() == 0) out.elements = std::move(elements);
   return Values{std::move(out)};
@@ -151,6 +180,18 @@ absl::StatusOr<Values> ConvertSplit(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, x.type.rank()));
   std::optional<std::vector<int64_t>> sizes;
   if (ctx.opset() < 2 && ctx.OptionalInput(1)) return ctx.Unimplemented("split sizes as an input (opset 1)");
+  const int parts = ctx.num_outputs();
+  DYNVM_ASSIGN_OR_RETURN(std::optional<OnnxValue> runtime_sizes, RuntimeInput(ctx, 13, 1, "split sizes"));
+  if (runtime_sizes) {
+    const int64_t length = runtime_sizes->type.shape()[0].const_value();
+    if (length != parts) {
+      return ctx.Invalid(absl::StrFormat("%d split sizes for %d outputs", length, parts));
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue tuple, ctx.Call("dyn.split", {x, *runtime_sizes}, {{"axis", int64_t{axis}}}));
+    Values out;
+    for (int i = 0; i < parts; ++i) out.push_back(NodeContext::Field(tuple, i));
+    return out;
+  }
   if (ctx.opset() < 13) {
     if (ctx.HasAttr("split")) {
       DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> s, ctx.Ints("split"));
@@ -160,7 +201,6 @@ absl::StatusOr<Values> ConvertSplit(NodeContext& ctx) {
     DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> s, ctx.ConstantInts(1));
     sizes = std::move(s);
   }
-  const int parts = ctx.num_outputs();
   kernels::Attrs attrs{{"axis", int64_t{axis}}};
   if (sizes) {
     if (static_cast<int>(sizes->size()) != parts) {
