@@ -57,6 +57,13 @@ constexpr char kUsage[] = R"(usage: vm_run exe.fbs [flags]
   --threads=N              intra-op threads kernels parallelise on (N >= 1; default:
                            the number of hardware threads)
   --max_call_depth=N       frames deeper than N fail the run (default 10000)
+  --profile                prints, after the runs, where their time went: per kernel
+                           (calls, total ms, mean us, % of the run, GFLOP/s where
+                           known) and per instruction kind and opcode; with
+                           --benchmark, of the timed runs only
+  --trace=trace.json       writes every kernel and shape-function call of the runs
+                           (with --benchmark, the timed ones) in Chrome's
+                           trace-event format (chrome://tracing, Perfetto)
   --help                   this text
 )";
 
@@ -76,6 +83,8 @@ struct Flags {
   int64_t benchmark = 0;
   int64_t threads = 0;  // 0: the default pool's size
   int64_t max_call_depth = vm::VmOptions().max_call_depth;
+  bool profile = false;
+  std::string trace;  // the path, if any
   bool help = false;
 };
 
@@ -155,6 +164,12 @@ constexpr FlagDef kFlags[] = {
      [](std::string_view name, std::string_view value, Flags& flags) {
        return ParseIntFlag(name, value, 1, kMaxCount, flags.max_call_depth);
      }},
+    {"trace",
+     [](std::string_view, std::string_view value, Flags& flags) {
+       if (value.empty()) return absl::InvalidArgumentError("--trace needs a file: --trace=trace.json");
+       flags.trace = value;
+       return absl::OkStatus();
+     }},
 };
 // clang-format on
 
@@ -179,6 +194,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       flags.help = true;
+    } else if (arg == "--profile") {
+      flags.profile = true;
     } else if (arg.starts_with("--")) {
       DYNVM_RETURN_IF_ERROR(ApplyFlag(arg, flags));
     } else if (arg.starts_with('-')) {
@@ -327,6 +344,10 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   options.max_call_depth = static_cast<uint32_t>(flags.max_call_depth);
   std::optional<kernels::ThreadPool> pool;
   if (flags.threads > 0) options.thread_pool = &pool.emplace(static_cast<int>(flags.threads));
+  std::optional<vm::Profiler> profiler;
+  if (flags.profile || !flags.trace.empty()) {
+    options.profiler = &profiler.emplace(/*trace=*/!flags.trace.empty());
+  }
   vm::VirtualMachine machine(exe, options);
   DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> args,
                          BindInputs(exe->function(function), flags.inputs, machine.allocator()));
@@ -343,8 +364,16 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
     DYNVM_ASSIGN_OR_RETURN(std::optional<std::string> diff, CheckOutputs(flags, expected, outputs));
     if (diff.has_value()) return diff;
   }
-  if (flags.benchmark > 0)
+  if (flags.benchmark > 0) {
+    if (profiler) profiler->Reset();  // profile the timed runs, not the cold first one
     DYNVM_RETURN_IF_ERROR(Benchmark(machine, function, args, flags.benchmark));
+  }
+  if (flags.profile) std::printf("\n%s", profiler->Report().c_str());
+  if (!flags.trace.empty()) {
+    DYNVM_RETURN_IF_ERROR(profiler->WriteChromeTrace(flags.trace));
+    std::printf("wrote the trace of %ld run(s) to %s\n", static_cast<long>(profiler->invocations()),
+                flags.trace.c_str());
+  }
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 
 #include "vm/bytecode.h"         // IWYU pragma: export
 #include "vm/executable.h"       // IWYU pragma: export
+#include "vm/profiler.h"         // IWYU pragma: export
 #include "vm/verifier.h"         // IWYU pragma: export
 #include "vm/virtual_machine.h"  // IWYU pragma: export
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "kernels/flops.h"
 #include "objects/adt.h"
 #include "objects/ndarray.h"
 #include "objects/shape_tuple.h"
@@ -298,7 +299,14 @@ absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
   for (size_t i = 0; i < args.size(); ++i) registers_[i] = args[i];
   frames_.push_back(Frame{function_index, 0, 0, 0});
   steps_left_ = options_.max_steps > 0 ? options_.max_steps : INT64_MAX;
-  absl::StatusOr<Value> result = Run();
+  absl::StatusOr<Value> result;
+  if (options_.profiler != nullptr) [[unlikely]] {
+    options_.profiler->Begin(*executable_, function_index);
+    result = Run<true>();
+    options_.profiler->End();
+  } else {
+    result = Run<false>();
+  }
   if (!result.ok()) Unwind();
   return result;
 }
@@ -316,6 +324,7 @@ absl::Status AtInstruction(const absl::Status& status, const Function& function,
 
 }  // namespace
 
+template <bool kProfile>
 absl::StatusOr<Value> VirtualMachine::Run() {
   const Executable& exe = *executable_;
   const Function* func = &exe.function(frames_.back().function_index);
@@ -351,7 +360,11 @@ absl::StatusOr<Value> VirtualMachine::Run() {
 #include "vm/opcodes.def"
 #undef DYNVM_OPCODE
   };
-#define DISPATCH() goto* kDispatch[HeaderOpcode(*ip)]
+#define DISPATCH()                                         \
+  do {                                                     \
+    if constexpr (kProfile) options_.profiler->Tick(ip);   \
+    goto* kDispatch[HeaderOpcode(*ip)];                    \
+  } while (false)
 // Each handler body runs inside an `if constexpr` whose init-statement names the
 // opcode's format, so NEXT() can advance by a compile-time length.
 #define CASE(name) \
@@ -364,6 +377,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   case Opcode::k##name: \
   if constexpr ([[maybe_unused]] constexpr std::string_view kThisFormat = internal::kFormat##name; true)
   for (;;) {
+    if constexpr (kProfile) options_.profiler->Tick(ip);
     switch (static_cast<Opcode>(HeaderOpcode(*ip))) {
 #endif
 
@@ -510,6 +524,9 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     if (!kernel_status.ok()) {
       FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
                                                               kernel_status.message())));
+    }
+    if constexpr (kProfile) {
+      options_.profiler->AddFlops(kernels::KernelFlops(kernel.name(), args, kernel.num_inputs()));
     }
     NEXT();
     DISPATCH();

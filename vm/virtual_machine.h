@@ -29,6 +29,7 @@
 #include "objects/allocator.h"
 #include "objects/value.h"
 #include "vm/executable.h"
+#include "vm/profiler.h"
 
 namespace dynvm::vm {
 
@@ -42,6 +43,9 @@ struct VmOptions {
   kernels::ThreadPool* thread_pool = nullptr;
   // Where AllocStorage gets memory. Null: a pooled allocator private to this VM.
   std::shared_ptr<Allocator> allocator;
+  // Times every instruction and kernel call of every invocation (vm/profiler.h); must
+  // outlive the VM. Null: the dispatch loop without any timing code.
+  Profiler* profiler = nullptr;
 };
 
 class VirtualMachine {
@@ -70,7 +74,9 @@ class VirtualMachine {
  private:
   struct Frame;
 
-  // The dispatch loop: runs the frame on top of frames_ until it returns.
+  // The dispatch loop: runs the frame on top of frames_ until it returns; with
+  // kProfile, telling options_.profiler when each instruction starts.
+  template <bool kProfile>
   absl::StatusOr<Value> Run();
   // Grows the register stack to hold `count` registers (ResourceExhausted past the
   // limit). Invalidates pointers into it.
