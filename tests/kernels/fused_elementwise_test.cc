@@ -340,6 +340,33 @@ TEST(FusedElementwiseTest, LiteralsAtTheEndsOfTheF32RangeRoundTrip) {
   EXPECT_FALSE(RunFused("t0 = multiply(i0, 3.4028235678e+38)", {Scalar(1.0f)}).ok());
 }
 
+TEST(FusedElementwiseTest, SquaresAreExactProducts) {
+  // power(x, 2) runs as x * x: the correctly rounded square, equal to pow's on every
+  // class of input (pow of glibc is within an ulp, so compare with the product).
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {0.0f, -0.0f, 1.5f, -3.25f, 1e-30f, -1e-23f, 1.8e19f,
+                                       -2e19f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
+                                       std::numeric_limits<float>::denorm_min()};
+  std::mt19937 rng(11);
+  NDArray x = RandomTensor({3, 257}, DType::kF32, rng);
+  std::copy(specials.begin(), specials.end(), x->data_as<float>());
+  for (const char* program : {"t0 = power(i0, 2)", "t0 = add(i0, 0); t1 = power(t0, 2.0)"}) {
+    SCOPED_TRACE(program);
+    absl::StatusOr<NDArray> got = RunFused(program, {x});
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (int64_t i = 0; i < x->num_elements(); ++i) {
+      const float v = x->data_as<float>()[i];
+      const float want = v * v;
+      const float g = (*got)->data_as<float>()[i];
+      EXPECT_TRUE(g == want || (g != g && want != want)) << v << ": " << g << " vs " << want;
+    }
+  }
+  // Another exponent still calls pow.
+  absl::StatusOr<NDArray> cube = RunFused("t0 = power(i0, 3)", {Scalar(2.0f)});
+  ASSERT_TRUE(cube.ok()) << cube.status();
+  EXPECT_EQ(*(*cube)->data_as<float>(), 8.0f);
+}
+
 TEST(FusedElementwiseTest, TemporariesReadManyTimes) {
   std::mt19937 rng(5);
   const Chain chain = {{"add", {Input(0), Input(1)}},    {"multiply", {Temp(0), Temp(0)}},
