@@ -1,10 +1,11 @@
 // Two phases. Collect: a walk that knows its block (a function body, an if branch, a
 // match clause) groups the combinable nn.dense calls of each block by input node and
-// weight width. Replace: each group of two or more becomes one dense and a split, and
-// a bottom-up rewrite puts a projection of the split where each call was.
+// weight width. Replace: a bottom-up rewrite puts, where each member of a group of two
+// or more was, a projection of one dense and split built on the rebuilt input.
 #include "compiler/passes/combine_dense.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,19 +22,28 @@ class Combiner {
  public:
   absl::StatusOr<Expr> Run(const Expr& fn) {
     Collect(fn.body(), NewBlock());
-    absl::flat_hash_map<uintptr_t, Expr> replacement;
+    std::vector<Group> combined;
+    absl::flat_hash_map<uintptr_t, std::pair<size_t, int>> member_of;  // -> (group, part)
     for (auto& [key, calls] : groups_) {
-      std::vector<Expr> members;
+      Group g;
       for (const Expr& c : calls) {
-        if (!in_several_blocks_.contains(c.identity())) members.push_back(c);
+        if (!in_several_blocks_.contains(c.identity())) g.members.push_back(c);
       }
-      if (members.size() < 2) continue;
-      Combine(members, replacement);
+      if (g.members.size() < 2) continue;
+      for (size_t i = 0; i < g.members.size(); ++i) {
+        member_of[g.members[i].identity()] = {combined.size(), static_cast<int>(i)};
+      }
+      combined.push_back(std::move(g));
     }
-    if (replacement.empty()) return fn;
-    return RewriteBottomUp(fn, [&](const Expr& e) -> absl::StatusOr<Expr> {
-      const auto it = replacement.find(e.identity());
-      return it == replacement.end() ? e : it->second;
+    if (combined.empty()) return fn;
+    // Groups are found on the original graph, but the combined call must read the
+    // rebuilt input: once an earlier group is replaced, every node after it is new.
+    return RewriteBottomUp(fn, [&](const Expr& original, const Expr& rebuilt) -> absl::StatusOr<Expr> {
+      const auto it = member_of.find(original.identity());
+      if (it == member_of.end()) return rebuilt;
+      Group& g = combined[it->second.first];
+      if (!g.parts) g.parts = Combine(g.members, rebuilt.args()[0]);
+      return Expr::TupleGetItem(*g.parts, it->second.second);
     });
   }
 
@@ -105,7 +115,14 @@ class Combiner {
     }
   }
 
-  void Combine(const std::vector<Expr>& members, absl::flat_hash_map<uintptr_t, Expr>& replacement) {
+  // Dense layers of one input, combined into one call and its split.
+  struct Group {
+    std::vector<Expr> members;
+    std::optional<Expr> parts;  // the split, once built
+  };
+
+  // The split of one dense of `input` by the members' weights (and biases) concatenated.
+  static Expr Combine(const std::vector<Expr>& members, const Expr& input) {
     const Expr& first = members[0];
     std::vector<Expr> weights, biases;
     std::vector<int64_t> split_points;
@@ -117,17 +134,13 @@ class Combiner {
       total += m.args()[1].checked_type()->shape()[0].const_value();
     }
     const Expr concat = Expr::Op("concatenate");
-    std::vector<Expr> args = {first.args()[0],
-                              Expr::Call(concat, {Expr::Tuple(weights)}, {{"axis", int64_t{0}}})};
+    std::vector<Expr> args = {input, Expr::Call(concat, {Expr::Tuple(weights)}, {{"axis", int64_t{0}}})};
     if (!biases.empty()) args.push_back(Expr::Call(concat, {Expr::Tuple(biases)}, {{"axis", int64_t{0}}}));
     kernels::Attrs attrs = first.attrs();
     attrs["units"] = total;
     const Expr dense = Expr::Call(first.callee(), std::move(args), std::move(attrs));
-    const Expr parts = Expr::Call(Expr::Op("split"), {dense},
-                                  {{"indices_or_sections", split_points}, {"axis", int64_t{-1}}});
-    for (size_t i = 0; i < members.size(); ++i) {
-      replacement[members[i].identity()] = Expr::TupleGetItem(parts, static_cast<int>(i));
-    }
+    return Expr::Call(Expr::Op("split"), {dense},
+                      {{"indices_or_sections", split_points}, {"axis", int64_t{-1}}});
   }
 
   int next_block_ = 0;

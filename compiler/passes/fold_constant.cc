@@ -18,12 +18,24 @@ Expr FoldCall(const Expr& call) {
   const OpDef* def = FindOp(call.callee().name());
   const kernels::KernelRegistry& registry = kernels::DefaultRegistry();
   if (def == nullptr || !registry.Contains(call.callee().name())) return call;
+  // A tuple argument (concatenate's) reaches the kernel as its fields, in order.
   std::vector<Type> arg_types;
   std::vector<NDArrayObj*> args;
+  auto tensor_type = [](const NDArray& value) {
+    return Type::Tensor(value->dtype(), {value->shape().begin(), value->shape().end()});
+  };
   for (const Expr& arg : call.args()) {
-    const NDArray& value = arg.value();
-    arg_types.push_back(Type::Tensor(value->dtype(), {value->shape().begin(), value->shape().end()}));
-    args.push_back(value.get());
+    if (arg.is(ExprKind::kTuple)) {
+      std::vector<Type> fields;
+      for (const Expr& f : arg.fields()) {
+        fields.push_back(tensor_type(f.value()));
+        args.push_back(f.value().get());
+      }
+      arg_types.push_back(Type::Tuple(std::move(fields)));
+      continue;
+    }
+    arg_types.push_back(tensor_type(arg.value()));
+    args.push_back(arg.value().get());
   }
   const absl::StatusOr<Type> type = InferCallType(*def, arg_types, call.attrs());
   if (!type.ok()) return call;
@@ -33,8 +45,9 @@ Expr FoldCall(const Expr& call) {
     return call;
   }
   const int num_outputs = static_cast<int>(outputs.size());
+  const int num_inputs = static_cast<int>(args.size());
   absl::StatusOr<kernels::BoundKernel> kernel =
-      registry.Bind(call.callee().name(), call.attrs(), static_cast<int>(args.size()), num_outputs);
+      registry.Bind(call.callee().name(), call.attrs(), num_inputs, num_outputs);
   if (!kernel.ok()) return call;
   std::vector<dynvm::Shape> shapes(num_outputs);
   if (!kernel->InferShapes(args.data(), shapes.data()).ok()) return call;
@@ -55,10 +68,17 @@ Expr FoldCall(const Expr& call) {
   return Expr::Tuple(std::move(fields));
 }
 
+bool IsConstant(const Expr& e) { return e.is(ExprKind::kConstant); }
+
+// A constant, or a tuple of constants (concatenate's argument).
+bool IsConstantArgument(const Expr& e) {
+  return IsConstant(e) ||
+         (e.is(ExprKind::kTuple) && std::all_of(e.fields().begin(), e.fields().end(), IsConstant));
+}
+
 absl::StatusOr<Expr> Fold(const Expr& e) {
   if (e.is(ExprKind::kCall) && e.callee().is(ExprKind::kOp) &&
-      std::all_of(e.args().begin(), e.args().end(),
-                  [](const Expr& a) { return a.is(ExprKind::kConstant); })) {
+      std::all_of(e.args().begin(), e.args().end(), IsConstantArgument)) {
     return FoldCall(e);
   }
   if (e.is(ExprKind::kTupleGetItem) && e.tuple().is(ExprKind::kTuple) &&

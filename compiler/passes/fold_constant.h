@@ -1,4 +1,5 @@
-// Constant folding: operator calls whose arguments are all constants are evaluated at
+// Constant folding: operator calls whose arguments are all constants (or tuples of
+// constants, as concatenate takes) are evaluated at
 // compile time with the kernels, and projections of tuple literals are resolved.
 //
 //   %0 = layout_transform(meta[relay.Constant][0], src_layout="NC", dst_layout="NC16n");

@@ -49,6 +49,26 @@ TEST(CombineDenseTest, QkvBecomeOneDense) {
             "(%2.0, %2.1, %2.2)");
 }
 
+TEST(CombineDenseTest, LayerAfterLayerEachCombine) {
+  // The second group reads what the first group's rewrite rebuilt: both combine, and
+  // the second reads the first's new result, not a leftover of the old graph. (The
+  // printer numbers constants as it meets them: W0, W2, then W1.)
+  const std::string got = Combine(absl::StrCat(
+      "def @main(", kParams, ") {\n"
+      "  %0 = add(nn.dense(%x, meta[relay.Constant][0]), nn.dense(%x, meta[relay.Constant][2]));\n"
+      "  (nn.dense(%0, meta[relay.Constant][0]), nn.dense(%0, meta[relay.Constant][1]))\n"
+      "}"));
+  EXPECT_EQ(got,
+            "%0 = concatenate((meta[relay.Constant][0], meta[relay.Constant][1]), axis=0);\n"
+            "%1 = nn.dense(%x, %0, units=128);\n"
+            "%2 = split(%1, axis=-1, indices_or_sections=[64]);\n"
+            "%3 = add(%2.0, %2.1);\n"
+            "%4 = concatenate((meta[relay.Constant][0], meta[relay.Constant][2]), axis=0);\n"
+            "%5 = nn.dense(%3, %4, units=96);\n"
+            "%6 = split(%5, axis=-1, indices_or_sections=[64]);\n"
+            "(%6.0, %6.1)");
+}
+
 TEST(CombineDenseTest, WhatMustNotCombine) {
   // Different inputs; different attributes; a weight that is not a constant.
   const std::string kept = absl::StrCat(

@@ -25,6 +25,27 @@ TEST(FoldConstantTest, EvaluatesCallsOnConstantsWithTheKernels) {
   EXPECT_EQ(Fold("add(%x, exp(0.0f))"), "add(%x, 1.0f)");
 }
 
+TEST(FoldConstantTest, TupleArgumentsOfConstantsFold) {
+  // concatenate takes a tuple: its fields reach the kernel one by one (scalars it
+  // rejects, so that call is left as it is).
+  EXPECT_EQ(Fold("concatenate((1i64, 2i64), axis=0)"), "concatenate((1i64, 2i64), axis=0)");
+  NDArray a = *NDArrayObj::Empty({2}, DType::kF32, MakeNaiveAllocator());
+  NDArray b = *NDArrayObj::Empty({1}, DType::kF32, MakeNaiveAllocator());
+  a->data_as<float>()[0] = 1;
+  a->data_as<float>()[1] = 2;
+  b->data_as<float>()[0] = 3;
+  absl::StatusOr<ParsedExpr> parsed = ParseExpr(
+      "concatenate((meta[relay.Constant][0], meta[relay.Constant][1]), axis=0)", Module(), {a, b});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<Expr> folded = FoldConstants(parsed->expr);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_EQ(folded->kind(), ExprKind::kConstant);
+  EXPECT_EQ(folded->value()->shape(), (Shape{3}));
+  EXPECT_EQ(folded->value()->data_as<float>()[2], 3.0f);
+  // A tuple with a variable stays.
+  EXPECT_EQ(Fold("concatenate((%a, %b), axis=0)"), "concatenate((%a, %b), axis=0)");
+}
+
 TEST(FoldConstantTest, ResolvesProjectionsOfTupleLiterals) {
   EXPECT_EQ(Fold("(%a, %b).1"), "%b");
   EXPECT_EQ(Fold("(%a, add(1, 1)).1"), "2");
