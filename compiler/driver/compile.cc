@@ -11,6 +11,7 @@
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_constant.h"
 #include "compiler/passes/fuse_ops.h"
+#include "compiler/passes/pack_dense.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/type_infer.h"
 #include "vm/verifier.h"
@@ -33,6 +34,14 @@ absl::StatusOr<Module> Fuse(const Module& module) {
   return InferTypes(fused);
 }
 
+// Constant dense weights packed into the GEMM's panels once, here: the fused calls
+// are final (a bias or activation fused into a dense stays with it).
+absl::StatusOr<Module> PackWeights(const Module& module) {
+  DYNVM_ASSIGN_OR_RETURN(const Module packed, PackDenseWeights(module));
+  DYNVM_ASSIGN_OR_RETURN(const Module typed, InferTypes(packed));
+  return FoldConstants(typed);
+}
+
 bool FusionEnabled(const CompileOptions& options) { return options.fuse; }
 
 struct Pass {
@@ -50,6 +59,7 @@ constexpr Pass kPasses[] = {
     {"combined", 2, CombineDense},  // after CSE: equal denses are one, not two parts
     {"dce", 2, EliminateDeadCode},
     {"fused", 1, Fuse, FusionEnabled},
+    {"packed", 2, PackWeights},
     {"anf", 0, ToANormalForm},  // the form code generation reads: a let per value
 };
 

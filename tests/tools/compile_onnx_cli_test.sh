@@ -36,13 +36,14 @@ G="$DIR/golden/b2_s7"
 grep -q "output 0 ('last_hidden_state'): expected tensor<f32>\[2, 64\]" "$TMP/err" ||
   fail "the mismatch does not name the output: $(cat "$TMP/err")"
 
-# --profile and --trace: a table row per kernel, GFLOP/s for the dense layers, and a
+# --profile and --trace: a table row per kernel, GFLOP/s for the (packed) dense layers, and a
 # Chrome trace of the two timed runs.
 "$VM_RUN" "$TMP/bert.fbs" --input=token_type_ids=@"${G}_token_type_ids.npy" \
   --input=input_ids=@"${G}_input_ids.npy" --input=attention_mask=@"${G}_attention_mask.npy" \
   --benchmark=2 --profile --trace="$TMP/trace.json" > "$TMP/out" 2>&1 || fail "--profile: $(tail -3 "$TMP/out")"
 grep -q "^2 invocation(s)" "$TMP/out" || fail "--profile: no summary in: $(tail -30 "$TMP/out")"
-grep -Eq "^nn.dense +[0-9]+ +[0-9]+ .* [0-9]+\.[0-9]$" "$TMP/out" || fail "--profile: no dense row with GFLOP/s"
+grep -Eq "^nn\.contrib_dense_pack +[0-9]+ +[0-9]+ .* [0-9]+\.[0-9]$" "$TMP/out" ||
+  fail "--profile: no dense row with GFLOP/s"
 grep -q "^shape arithmetic" "$TMP/out" || fail "--profile: no instruction kinds"
 head -c 60 "$TMP/trace.json" | grep -q '{"displayTimeUnit": "ms", "traceEvents": \[' || fail "--trace: not a trace"
 [ "$(grep -c '"cat": "invocation"' "$TMP/trace.json")" -eq 2 ] || fail "--trace: expected 2 invocations"

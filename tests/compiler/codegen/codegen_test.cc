@@ -81,7 +81,7 @@ TEST(CodegenTest, MlpRunsAtEveryLength) {
 }
 
 // Q, K and V with constant weights are one GEMM after the pipeline (combined, weights
-// concatenated at compile time); the results are each projection's.
+// concatenated and packed at compile time); the results are each projection's.
 TEST(CodegenTest, CombinedProjectionsComputeEachProjection) {
   std::mt19937 rng(6);
   const NDArray wq = Tensor({5, 4}, rng), wk = Tensor({3, 4}, rng), wv = Tensor({5, 4}, rng);
@@ -92,7 +92,10 @@ TEST(CodegenTest, CombinedProjectionsComputeEachProjection) {
     })", {wq, wk, wv});
   ASSERT_TRUE(exe.ok()) << exe.status();
   int dense_kernels = 0;
-  for (const vm::KernelEntry& k : (*exe)->spec().kernels) dense_kernels += k.name == "nn.dense";
+  for (const vm::KernelEntry& k : (*exe)->spec().kernels) {
+    EXPECT_NE(k.name, "nn.dense");
+    dense_kernels += k.name == "nn.contrib_dense_pack";
+  }
   EXPECT_EQ(dense_kernels, 1);
   vm::VirtualMachine machine(*exe);
   const NDArray x = Tensor({6, 4}, rng);
