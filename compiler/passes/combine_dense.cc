@@ -23,15 +23,18 @@ class Combiner {
   absl::StatusOr<Expr> Run(const Expr& fn) {
     Collect(fn.body(), NewBlock());
     std::vector<Group> combined;
-    absl::flat_hash_map<uintptr_t, std::pair<size_t, int>> member_of;  // -> (group, part)
+    // The node each part replaces (a member, or the bias add it absorbs) -> (group, part).
+    absl::flat_hash_map<uintptr_t, std::pair<size_t, int>> replaced;
     for (auto& [key, calls] : groups_) {
       Group g;
       for (const Expr& c : calls) {
         if (!in_several_blocks_.contains(c.identity())) g.members.push_back(c);
       }
       if (g.members.size() < 2) continue;
+      g.bias_adds = BiasAdds(g.members);
       for (size_t i = 0; i < g.members.size(); ++i) {
-        member_of[g.members[i].identity()] = {combined.size(), static_cast<int>(i)};
+        const Expr& at = g.bias_adds.empty() ? g.members[i] : g.bias_adds[i];
+        replaced[at.identity()] = {combined.size(), static_cast<int>(i)};
       }
       combined.push_back(std::move(g));
     }
@@ -39,10 +42,14 @@ class Combiner {
     // Groups are found on the original graph, but the combined call must read the
     // rebuilt input: once an earlier group is replaced, every node after it is new.
     return RewriteBottomUp(fn, [&](const Expr& original, const Expr& rebuilt) -> absl::StatusOr<Expr> {
-      const auto it = member_of.find(original.identity());
-      if (it == member_of.end()) return rebuilt;
+      const auto it = replaced.find(original.identity());
+      if (it == replaced.end()) return rebuilt;
       Group& g = combined[it->second.first];
-      if (!g.parts) g.parts = Combine(g.members, rebuilt.args()[0]);
+      if (!g.parts) {
+        // A bias add's dense operand is the rebuilt member, which reads the rebuilt input.
+        const Expr& member = g.bias_adds.empty() ? rebuilt : rebuilt.args()[DenseOperand(original)];
+        g.parts = Combine(g, member.args()[0]);
+      }
       return Expr::TupleGetItem(*g.parts, it->second.second);
     });
   }
@@ -95,12 +102,21 @@ class Combiner {
       case ExprKind::kCall:
         Consider(e, block);
         Collect(e.callee(), block);
-        for (const Expr& a : e.args()) Collect(a, block);
+        for (const Expr& a : e.args()) {
+          users_[a.identity()].push_back(e);
+          Collect(a, block);
+        }
         return;
       case ExprKind::kTuple:
-        for (const Expr& f : e.fields()) Collect(f, block);
+        for (const Expr& f : e.fields()) {
+          users_[f.identity()].push_back(e);
+          Collect(f, block);
+        }
         return;
-      case ExprKind::kTupleGetItem: Collect(e.tuple(), block); return;
+      case ExprKind::kTupleGetItem:
+        users_[e.tuple().identity()].push_back(e);
+        Collect(e.tuple(), block);
+        return;
       case ExprKind::kIf:
         Collect(e.cond(), block);
         Collect(e.then_branch(), NewBlock());
@@ -118,18 +134,53 @@ class Combiner {
   // Dense layers of one input, combined into one call and its split.
   struct Group {
     std::vector<Expr> members;
+    // When every member without a bias is read only by an add of a constant bias of its
+    // width (BERT's Q, K and V projections), those adds, which the combined dense
+    // absorbs: each part then replaces the add, and the members go dead.
+    std::vector<Expr> bias_adds;
     std::optional<Expr> parts;  // the split, once built
   };
 
+  // Which operand of the bias add `add` is the dense (the other is the bias).
+  static int DenseOperand(const Expr& add) { return add.args()[0].is(ExprKind::kConstant) ? 1 : 0; }
+
+  // The bias adds of `members` (one per member, in order), or none if any member has a
+  // bias already, another user, or a user that is not such an add.
+  std::vector<Expr> BiasAdds(const std::vector<Expr>& members) const {
+    std::vector<Expr> adds;
+    for (const Expr& m : members) {
+      const auto it = users_.find(m.identity());
+      if (m.args().size() != 2 || it == users_.end() || it->second.size() != 1) return {};
+      const Expr& add = it->second[0];
+      if (!add.is(ExprKind::kCall) || !add.callee().is(ExprKind::kOp) ||
+          add.callee().name() != "add" || add.args().size() != 2 || !add.attrs().empty()) {
+        return {};
+      }
+      const Expr& bias = add.args()[1 - DenseOperand(add)];
+      const Expr& dense = add.args()[DenseOperand(add)];
+      const int64_t units = m.args()[1].checked_type()->shape()[0].const_value();
+      if (dense.identity() != m.identity() || !bias.is(ExprKind::kConstant) ||
+          bias.value()->dtype() != m.args()[1].value()->dtype() ||
+          bias.value()->shape() != Shape{units}) {
+        return {};
+      }
+      adds.push_back(add);
+    }
+    return adds;
+  }
+
   // The split of one dense of `input` by the members' weights (and biases) concatenated.
-  static Expr Combine(const std::vector<Expr>& members, const Expr& input) {
+  static Expr Combine(const Group& g, const Expr& input) {
+    const std::vector<Expr>& members = g.members;
     const Expr& first = members[0];
     std::vector<Expr> weights, biases;
     std::vector<int64_t> split_points;
     int64_t total = 0;
-    for (const Expr& m : members) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Expr& m = members[i];
       weights.push_back(m.args()[1]);
       if (m.args().size() == 3) biases.push_back(m.args()[2]);
+      if (!g.bias_adds.empty()) biases.push_back(g.bias_adds[i].args()[1 - DenseOperand(g.bias_adds[i])]);
       if (total > 0) split_points.push_back(total);
       total += m.args()[1].checked_type()->shape()[0].const_value();
     }
@@ -146,6 +197,9 @@ class Combiner {
   int next_block_ = 0;
   absl::flat_hash_set<std::pair<uintptr_t, int>> visited_;
   absl::flat_hash_map<uintptr_t, int> block_of_;
+  // The calls, tuples and projections that read each node (not lets or results: a
+  // node with such a use is never absorbed whole, only read once more).
+  absl::flat_hash_map<uintptr_t, std::vector<Expr>> users_;
   absl::flat_hash_set<uintptr_t> in_several_blocks_;
   std::map<std::tuple<int, uintptr_t, size_t, int64_t, int, std::string>, std::vector<Expr>> groups_;
 };

@@ -7,6 +7,10 @@
 //   %k = nn.dense(%x, %wk);        ->       %y = split(nn.dense(%x, %w), indices_or_sections=[768, 1536], axis=-1);
 //   %v = nn.dense(%x, %wv);                 %q = %y.0; %k = %y.1; %v = %y.2
 //
+// When every projection is read only by the add of a constant bias of its width (how
+// ONNX exports spell Linear: MatMul then Add), the biases are concatenated as well and
+// the parts replace the adds.
+//
 // Requires: type inference (weights must have static types); the result needs type
 // inference again, and constant folding to concatenate constant weights once. Only
 // calls with the same attributes (units aside) and all with or all without a bias are

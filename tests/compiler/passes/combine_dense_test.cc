@@ -23,8 +23,15 @@ std::vector<NDArray> Weights() {
   return w;
 }
 
-std::string Combine(std::string_view text) {
-  absl::StatusOr<Module> mod = ParseModule(text, Weights());
+// The weights, then biases [64], [32] and [64] as meta constants 3, 4, 5.
+std::vector<NDArray> WeightsAndBiases() {
+  std::vector<NDArray> c = Weights();
+  for (int64_t n : {64, 32, 64}) c.push_back(*NDArrayObj::Empty({n}, DType::kF32, MakeNaiveAllocator()));
+  return c;
+}
+
+std::string Combine(std::string_view text, std::vector<NDArray> constants = Weights()) {
+  absl::StatusOr<Module> mod = ParseModule(text, constants);
   if (!mod.ok()) return std::string(mod.status().message());
   absl::StatusOr<Module> typed = InferTypes(*mod);
   if (!typed.ok()) return std::string(typed.status().message());
@@ -32,8 +39,8 @@ std::string Combine(std::string_view text) {
   if (!combined.ok()) return std::string(combined.status().message());
   absl::StatusOr<Module> retyped = InferTypes(*combined);
   if (!retyped.ok()) return std::string(retyped.status().message());
-  std::vector<NDArray> constants;
-  return PrintExpr(retyped->Function("main")->body(), constants);
+  std::vector<NDArray> printed;
+  return PrintExpr(retyped->Function("main")->body(), printed);
 }
 
 constexpr char kParams[] = "%x: Tensor[(n, 64), float32]";
@@ -47,6 +54,30 @@ TEST(CombineDenseTest, QkvBecomeOneDense) {
             "%1 = nn.dense(%x, %0, units=160);\n"
             "%2 = split(%1, axis=-1, indices_or_sections=[64, 96]);\n"
             "(%2.0, %2.1, %2.2)");
+}
+
+TEST(CombineDenseTest, BiasAddsJoinTheCombinedDense) {
+  // Each projection read only by the add of its bias (either operand order): the
+  // biases are concatenated into the combined dense, whose parts replace the adds.
+  EXPECT_EQ(Combine(absl::StrCat("def @main(", kParams, ") {\n"
+                                 "  (add(nn.dense(%x, meta[relay.Constant][0]), meta[relay.Constant][3]),\n"
+                                 "   add(meta[relay.Constant][4], nn.dense(%x, meta[relay.Constant][1])),\n"
+                                 "   add(nn.dense(%x, meta[relay.Constant][2]), meta[relay.Constant][5]))\n"
+                                 "}"),
+                    WeightsAndBiases()),
+            "%0 = concatenate((meta[relay.Constant][0], meta[relay.Constant][1], meta[relay.Constant][2]), axis=0);\n"
+            "%1 = concatenate((meta[relay.Constant][3], meta[relay.Constant][4], meta[relay.Constant][5]), axis=0);\n"
+            "%2 = nn.dense(%x, %0, %1, units=160);\n"
+            "%3 = split(%2, axis=-1, indices_or_sections=[64, 96]);\n"
+            "(%3.0, %3.1, %3.2)");
+  // A projection read twice keeps every add where it is.
+  const std::string shared = Combine(absl::StrCat(
+      "def @main(", kParams, ") {\n"
+      "  %0 = nn.dense(%x, meta[relay.Constant][0]);\n"
+      "  (add(%0, meta[relay.Constant][3]), add(nn.dense(%x, meta[relay.Constant][1]), meta[relay.Constant][4]), %0)\n"
+      "}"), WeightsAndBiases());
+  EXPECT_EQ(shared.find("meta[relay.Constant][3], meta[relay.Constant][4]"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("concatenate"), std::string::npos) << shared;
 }
 
 TEST(CombineDenseTest, LayerAfterLayerEachCombine) {
