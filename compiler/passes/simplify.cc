@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "compiler/ir/rewrite.h"
@@ -40,8 +43,83 @@ bool IsScalar(const Expr& e, double value) {
   }
 }
 
+// The value of the f32 scalar constant `e`, if it is one.
+std::optional<float> F32Scalar(const Expr& e) {
+  if (!e.is(ExprKind::kConstant) || e.value()->ndim() != 0 || e.value()->dtype() != DType::kF32) {
+    return std::nullopt;
+  }
+  return *e.value()->data_as<float>();
+}
+
+// The operands of a binary call of a commutative op as (one that satisfies `pred`,
+// the other), whichever order they come in.
+template <typename Pred>
+std::optional<std::pair<Expr, Expr>> SplitOperands(const Expr& call, Pred pred) {
+  if (call.args().size() != 2) return std::nullopt;
+  if (pred(call.args()[0])) return std::make_pair(call.args()[0], call.args()[1]);
+  if (pred(call.args()[1])) return std::make_pair(call.args()[1], call.args()[0]);
+  return std::nullopt;
+}
+
+// mean(x, axis=[-1] or [rank - 1], keepdims=1).
+bool IsLastAxisMean(const Expr& e) {
+  if (!IsOp(e, "mean") || e.args().size() != 1 || !e.args()[0].checked_type()) return false;
+  const std::vector<int64_t>* axes = IntsAttr(e, "axis");
+  const auto keep = e.attrs().find("keepdims");
+  const int64_t rank = e.args()[0].checked_type()->rank();
+  return axes != nullptr && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == rank - 1) &&
+         keep != e.attrs().end() && std::holds_alternative<int64_t>(keep->second) &&
+         std::get<int64_t>(keep->second) == 1;
+}
+
+// [layer-norm]: LayerNorm over the last axis as ONNX exporters spell it,
+//   d = x - mean(x); y = d / sqrt(mean(d^2) + eps) * gamma + beta
+// (d^2 as power(d, 2) or d * d; adds and multiplies in either order), becomes
+// nn.layer_norm(x, gamma, beta, axis=-1, epsilon=eps) for f32 x and 1-D gamma, beta.
+std::optional<Expr> LayerNorm(const Expr& e) {
+  if (!IsOp(e, "add")) return std::nullopt;
+  auto is_scaled = [](const Expr& a) { return IsOp(a, "multiply"); };
+  const auto scaled_beta = SplitOperands(e, is_scaled);
+  if (!scaled_beta) return std::nullopt;
+  const auto& [scaled, beta] = *scaled_beta;
+  const auto normalized_gamma = SplitOperands(scaled, [](const Expr& a) { return IsOp(a, "divide"); });
+  if (!normalized_gamma) return std::nullopt;
+  const auto& [normalized, gamma] = *normalized_gamma;
+  const Expr& d = normalized.args()[0];
+  const Expr& stddev = normalized.args()[1];
+  if (!IsOp(d, "subtract") || !IsOp(stddev, "sqrt")) return std::nullopt;
+  const Expr& x = d.args()[0];
+  const Expr& mean = d.args()[1];
+  if (!IsLastAxisMean(mean) || mean.args()[0].identity() != x.identity()) return std::nullopt;
+  const Expr& shifted = stddev.args()[0];
+  if (!IsOp(shifted, "add")) return std::nullopt;
+  const auto var_eps = SplitOperands(shifted, IsLastAxisMean);
+  if (!var_eps) return std::nullopt;
+  const auto& [variance, eps_expr] = *var_eps;
+  const std::optional<float> eps = F32Scalar(eps_expr);
+  const Expr& square = variance.args()[0];
+  const bool squares_d =
+      (IsOp(square, "power") && square.args()[0].identity() == d.identity() &&
+       F32Scalar(square.args()[1]) == 2.0f) ||
+      (IsOp(square, "multiply") && square.args()[0].identity() == d.identity() &&
+       square.args()[1].identity() == d.identity());
+  if (!eps || *eps < 0 || !squares_d) return std::nullopt;
+  const std::optional<Type>& xt = x.checked_type();
+  if (!xt || !xt->is_tensor() || xt->dtype() != DType::kF32 || xt->rank() < 1) return std::nullopt;
+  for (const Expr& p : {gamma, beta}) {
+    const std::optional<Type>& pt = p.checked_type();
+    if (!pt || !pt->is_tensor() || pt->dtype() != DType::kF32 || pt->rank() != 1 ||
+        pt->shape()[0] != xt->shape().back()) {
+      return std::nullopt;
+    }
+  }
+  return Expr::Call(Expr::Op("nn.layer_norm"), {x, gamma, beta},
+                    {{"axis", int64_t{-1}}, {"epsilon", static_cast<double>(*eps)}});
+}
+
 Expr Simplify(const Expr& e) {
   if (!e.is(ExprKind::kCall) || !e.callee().is(ExprKind::kOp)) return e;
+  if (std::optional<Expr> layer_norm = LayerNorm(e)) return *layer_norm;
   if (IsOp(e, "reshape")) {
     const Expr& x = e.args()[0];
     // [reshape-identity]

@@ -8,6 +8,10 @@
 //                        that is the identity permutation
 //   [arith-identity]     add(x, 0), subtract(x, 0), multiply(x, 1), divide(x, 1) -> x
 //                        for a scalar constant, when x already has the result's type
+//   [layer-norm]         d = x - mean(x); d / sqrt(mean(d^2) + eps) * gamma + beta ->
+//                        nn.layer_norm(x, gamma, beta, axis=-1, epsilon=eps): LayerNorm
+//                        over the last axis as ONNX exporters spell it (f32, 1-D
+//                        gamma and beta, d^2 as power(d, 2) or d * d)
 //
 // Requires: type inference (the rules that compare types skip untyped nodes); keeps
 // checked types and sharing.

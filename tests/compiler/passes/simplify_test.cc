@@ -53,5 +53,35 @@ TEST(SimplifyTest, ArithmeticIdentities) {
   EXPECT_EQ(Simplify(kX, "add(%x, 1f)"), "add(%x, 1.0f)");
 }
 
+TEST(SimplifyTest, LayerNormAsExportersSpellIt) {
+  constexpr std::string_view kParams =
+      "%x: Tensor[(n, 7, 8), float32], %g: Tensor[(8), float32], %b: Tensor[(8), float32]";
+  // torch.onnx's LayerNorm: power(d, 2), eps added to the variance.
+  EXPECT_EQ(Simplify(kParams,
+                     "%0 = subtract(%x, mean(%x, axis=[-1], keepdims=1));\n"
+                     "%1 = sqrt(add(mean(power(%0, 2f), axis=[-1], keepdims=1), 1e-05f));\n"
+                     "add(multiply(divide(%0, %1), %g), %b)"),
+            "nn.layer_norm(%x, %g, %b, axis=-1, epsilon=9.999999747378752e-06f)");  // 1e-5f exactly
+  // d * d, the last axis by number, operands of the commutative ops swapped.
+  EXPECT_EQ(Simplify(kParams,
+                     "%0 = subtract(%x, mean(%x, axis=[2], keepdims=1));\n"
+                     "%1 = sqrt(add(1e-12f, mean(multiply(%0, %0), axis=[2], keepdims=1)));\n"
+                     "add(%b, multiply(%g, divide(%0, %1)))"),
+            "nn.layer_norm(%x, %g, %b, axis=-1, epsilon=9.999999960041972e-13f)");
+  // Not LayerNorm: another axis; the square of something else; mean without keepdims.
+  for (const std::string_view body : {
+           "%0 = subtract(%x, mean(%x, axis=[1], keepdims=1));\n"
+           "%1 = sqrt(add(mean(power(%0, 2f), axis=[1], keepdims=1), 1e-05f));\n"
+           "add(multiply(divide(%0, %1), %g), %b)",
+           "%0 = subtract(%x, mean(%x, axis=[-1], keepdims=1));\n"
+           "%1 = sqrt(add(mean(power(%x, 2f), axis=[-1], keepdims=1), 1e-05f));\n"
+           "add(multiply(divide(%0, %1), %g), %b)",
+           "%0 = subtract(%x, mean(%x, axis=[-1], keepdims=1));\n"
+           "%1 = sqrt(add(mean(power(%0, 3f), axis=[-1], keepdims=1), 1e-05f));\n"
+           "add(multiply(divide(%0, %1), %g), %b)"}) {
+    EXPECT_EQ(Simplify(kParams, body).find("nn.layer_norm"), std::string::npos) << body;
+  }
+}
+
 }  // namespace
 }  // namespace dynvm::compiler
