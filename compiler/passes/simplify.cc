@@ -1,6 +1,7 @@
 #include "compiler/passes/simplify.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -117,9 +118,61 @@ std::optional<Expr> LayerNorm(const Expr& e) {
                     {{"axis", int64_t{-1}}, {"epsilon", static_cast<double>(*eps)}});
 }
 
+// Whether `e` is an f32 scalar constant within a relative 1e-6 of `value`.
+bool IsNear(const Expr& e, double value) {
+  const std::optional<float> v = F32Scalar(e);
+  return v && std::abs(*v - value) <= 1e-6 * std::abs(value);
+}
+
+// erf(x / sqrt(2)) or erf(x * (1 / sqrt(2))): the x, if `e` is one.
+std::optional<Expr> ErfOfScaled(const Expr& e) {
+  if (!IsOp(e, "erf")) return std::nullopt;
+  const Expr& scaled = e.args()[0];
+  if (IsOp(scaled, "divide") && IsNear(scaled.args()[1], std::sqrt(2.0))) return scaled.args()[0];
+  if (IsOp(scaled, "multiply")) {
+    const auto x_c = SplitOperands(scaled, [](const Expr& a) { return !IsNear(a, std::sqrt(0.5)); });
+    if (x_c && IsNear(x_c->second, std::sqrt(0.5))) return x_c->first;
+  }
+  return std::nullopt;
+}
+
+// [gelu]: x * (erf(x / sqrt(2)) + 1) * 0.5, with 0.5 applied to x or to the product and
+// the commutative operands in either order, becomes gelu(x) (erf form). Fusion can then
+// put it in a dense layer's epilogue.
+std::optional<Expr> Gelu(const Expr& e) {
+  if (!IsOp(e, "multiply")) return std::nullopt;
+  const auto half_rest = SplitOperands(e, [](const Expr& a) { return IsNear(a, 0.5); });
+  // The factors of x * (1 + erf(..)) once 0.5 is taken out, wherever it was.
+  std::optional<std::pair<Expr, Expr>> factors;
+  if (half_rest && IsOp(half_rest->second, "multiply")) {
+    factors = std::make_pair(half_rest->second.args()[0], half_rest->second.args()[1]);
+  } else if (!half_rest) {
+    // (x * 0.5) * (1 + erf(..)), either order.
+    const auto half_x = SplitOperands(e, [](const Expr& a) {
+      return IsOp(a, "multiply") && SplitOperands(a, [](const Expr& b) { return IsNear(b, 0.5); });
+    });
+    if (!half_x) return std::nullopt;
+    const auto x = SplitOperands(half_x->first, [](const Expr& b) { return IsNear(b, 0.5); });
+    factors = std::make_pair(x->second, half_x->second);
+  }
+  if (!factors) return std::nullopt;
+  for (const auto& [x, one_plus] : {*factors, std::make_pair(factors->second, factors->first)}) {
+    if (!IsOp(one_plus, "add")) continue;
+    const auto one_erf = SplitOperands(one_plus, [](const Expr& a) { return IsNear(a, 1.0); });
+    if (!one_erf) continue;
+    const std::optional<Expr> erf_x = ErfOfScaled(one_erf->second);
+    if (!erf_x || erf_x->identity() != x.identity()) continue;
+    const std::optional<Type>& t = x.checked_type();
+    if (!t || !t->is_tensor() || t->dtype() != DType::kF32) return std::nullopt;
+    return Expr::Call(Expr::Op("gelu"), {x});
+  }
+  return std::nullopt;
+}
+
 Expr Simplify(const Expr& e) {
   if (!e.is(ExprKind::kCall) || !e.callee().is(ExprKind::kOp)) return e;
   if (std::optional<Expr> layer_norm = LayerNorm(e)) return *layer_norm;
+  if (std::optional<Expr> gelu = Gelu(e)) return *gelu;
   if (IsOp(e, "reshape")) {
     const Expr& x = e.args()[0];
     // [reshape-identity]

@@ -12,6 +12,8 @@
 //                        nn.layer_norm(x, gamma, beta, axis=-1, epsilon=eps): LayerNorm
 //                        over the last axis as ONNX exporters spell it (f32, 1-D
 //                        gamma and beta, d^2 as power(d, 2) or d * d)
+//   [gelu]               x * (erf(x / sqrt(2)) + 1) * 0.5 -> gelu(x), the 0.5 on x or
+//                        on the product, x / sqrt(2) also as x * (1 / sqrt(2))
 //
 // Requires: type inference (the rules that compare types skip untyped nodes); keeps
 // checked types and sharing.

@@ -83,5 +83,23 @@ TEST(SimplifyTest, LayerNormAsExportersSpellIt) {
   }
 }
 
+TEST(SimplifyTest, GeluAsExportersSpellIt) {
+  constexpr std::string_view kParams = "%x: Tensor[(n, 8), float32], %y: Tensor[(n, 8), float32]";
+  // HuggingFace's erf GELU as torch.onnx writes it, and its usual rearrangements.
+  for (const std::string_view body : {
+           "multiply(multiply(%x, add(erf(divide(%x, 1.4142135381698608f)), 1f)), 0.5f)",
+           "multiply(0.5f, multiply(add(1f, erf(divide(%x, 1.4142135381698608f))), %x))",
+           "multiply(multiply(%x, 0.5f), add(erf(multiply(%x, 0.7071067690849304f)), 1f))",
+           "multiply(add(erf(divide(%x, 1.4142135f)), 1f), multiply(0.5f, %x))"}) {
+    EXPECT_EQ(Simplify(kParams, body), "gelu(%x)") << body;
+  }
+  // Not GELU: another constant; erf of another tensor.
+  for (const std::string_view body : {
+           "multiply(multiply(%x, add(erf(divide(%x, 1.5f)), 1f)), 0.5f)",
+           "multiply(multiply(%x, add(erf(divide(%y, 1.4142135f)), 1f)), 0.5f)"}) {
+    EXPECT_EQ(Simplify(kParams, body).find("gelu"), std::string::npos) << body;
+  }
+}
+
 }  // namespace
 }  // namespace dynvm::compiler
