@@ -14,44 +14,28 @@ median latency, and the ratios dynvm/ORT and dynvm/PyTorch. Needs what the peers
 setup.sh installs (python3-torch, python3-onnx, libopenblas0-openmp, onnxruntime-node).
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEERS = os.path.join(os.path.dirname(ROOT), "shared", "peers")
-sys.path.insert(0, PEERS)
-from bert_model import CONFIGS, bert_flops, token_ids  # noqa: E402  (the peers' own)
+from peer_util import PEERS, check, compile_model, json_records, run, time_dynvm
+from bert_model import CONFIGS, bert_flops, token_ids  # the peers' own
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUTS = ("last_hidden_state", "pooler_output")
 
 
-def run(cmd, **kw):
-    """Runs cmd, returning its stdout; its stderr passes through."""
-    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
-
-
-def json_records(text):
-    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-
-
-def compile_model(config, work):
+def build(config, work):
+    """The peers' export (made if missing) compiled once."""
     onnx_path = os.path.join(PEERS, f"bert_{config}.onnx")
     if not os.path.exists(onnx_path):
         run(["/usr/bin/python3", os.path.join(PEERS, "export_onnx.py"), "--configs", config])
     exe = os.path.join(work, f"bert_{config}.fbs")
-    run([os.path.join(ROOT, "build", "bin", "vm_compile"), onnx_path, "-o", exe])
+    compile_model(onnx_path, exe)
     return exe
-
-
-def input_flags(prefix):
-    return [f"--input={name}=@{prefix}_{name}.npy" for name in INPUTS]
 
 
 def check_reference(exe, config):
@@ -62,10 +46,8 @@ def check_reference(exe, config):
         if os.path.isdir(ref) else []
     for case in cases:
         prefix = os.path.join(ref, case)
-        expected = [f"--expected_output=@{prefix}_{name}.npy" for name in OUTPUTS]
-        run([os.path.join(ROOT, "build", "bin", "vm_run"), exe, *input_flags(prefix), *expected,
-             "--atol=1e-4", "--rtol=0"])
-        print(f"# {os.path.basename(prefix)}: dynvm matches PyTorch within 1e-4", file=sys.stderr)
+        check(exe, {n: f"{prefix}_{n}.npy" for n in INPUTS}, [f"{prefix}_{n}.npy" for n in OUTPUTS])
+        print(f"# {case}: dynvm matches PyTorch within 1e-4", file=sys.stderr)
 
 
 def write_inputs(work, seq):
@@ -75,20 +57,6 @@ def write_inputs(work, seq):
     for name, value in zip(INPUTS, (ids, np.ones_like(ids), np.zeros_like(ids))):
         np.save(f"{prefix}_{name}.npy", value)
     return prefix
-
-
-def time_dynvm(exe, prefix, threads, target_s):
-    """Median ms of vm_run --benchmark, with as many runs as fill about target_s."""
-    vm_run = [os.path.join(ROOT, "build", "bin", "vm_run"), exe, *input_flags(prefix),
-              f"--threads={threads}"]
-
-    def median(runs):
-        out = run(vm_run + [f"--benchmark={runs}"])
-        line = next(l for l in out.splitlines() if l.startswith("latency_ms"))
-        return float(dict(kv.split("=") for kv in line.split()[1:])["median"])
-
-    probe = median(3)
-    return median(max(10, int(target_s * 1000 / max(probe, 1e-3))))
 
 
 def time_ort(config, lengths, threads, target_s):
@@ -114,17 +82,18 @@ def main():
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as work:
-        exe = compile_model(args.config, work)
+        exe = build(args.config, work)
         check_reference(exe, args.config)
         prefixes = {seq: write_inputs(work, seq) for seq in args.lengths}
         samples = {peer: {seq: [] for seq in args.lengths} for peer in ("dynvm", "ort", "torch")}
         for r in range(args.rounds):
             for seq in args.lengths:
-                samples["dynvm"][seq].append(time_dynvm(exe, prefixes[seq], args.threads, args.target_s))
+                inputs = {n: f"{prefixes[seq]}_{n}.npy" for n in INPUTS}
+                samples["dynvm"][seq].append(time_dynvm(exe, inputs, args.threads, args.target_s))
             for peer, fn in (("ort", time_ort), ("torch", time_torch)):
                 for seq, ms in fn(args.config, args.lengths, args.threads, args.target_s).items():
                     samples[peer][seq].append(ms)
-            print(f"# round {r + 1}: " + json.dumps(samples), file=sys.stderr)
+            print(f"# round {r + 1}: {samples}", file=sys.stderr)
 
     print(f"BERT-{args.config}, batch 1, {args.threads} threads; median over {args.rounds} rounds "
           "of each runtime's median latency (ms)\n")

@@ -1,0 +1,47 @@
+"""What the comparison scripts of bench/ share: where the peers are, running a
+command for its output, the peers' JSON lines, and timing an executable with
+vm_run --benchmark."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.path.join(os.path.dirname(ROOT), "shared", "peers")
+BIN = os.path.join(ROOT, "build", "bin")
+sys.path.insert(0, PEERS)  # the peers' own modules (bert_model, common)
+
+
+def run(cmd):
+    """Runs cmd, returning its stdout; its stderr passes through."""
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
+def json_records(text):
+    """The JSON lines of a peer script's output."""
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def compile_model(onnx_path, exe):
+    run([os.path.join(BIN, "vm_compile"), onnx_path, "-o", exe])
+
+
+def check(exe, inputs, expected, atol=1e-4):
+    """vm_run exe on `inputs` (name -> .npy) against `expected` (.npy paths, in order)."""
+    run([os.path.join(BIN, "vm_run"), exe, *[f"--input={n}=@{p}" for n, p in inputs.items()],
+         *[f"--expected_output=@{p}" for p in expected], f"--atol={atol}", "--rtol=0"])
+
+
+def time_dynvm(exe, inputs, threads, target_s):
+    """Median ms of vm_run --benchmark on `inputs` (name -> .npy), with as many runs as
+    fill about target_s seconds."""
+    vm_run = [os.path.join(BIN, "vm_run"), exe, *[f"--input={n}=@{p}" for n, p in inputs.items()],
+              f"--threads={threads}"]
+
+    def median(runs):
+        out = run(vm_run + [f"--benchmark={runs}"])
+        line = next(l for l in out.splitlines() if l.startswith("latency_ms"))
+        return float(dict(kv.split("=") for kv in line.split()[1:])["median"])
+
+    probe = median(3)
+    return median(max(10, int(target_s * 1000 / max(probe, 1e-3))))
