@@ -16,14 +16,18 @@ std::optional<double> KernelFlops(std::string_view kernel, NDArrayObj* const* ar
   const NDArrayObj& out = *args[num_inputs];
   if (a.ndim() == 0 || out.ndim() == 0) return std::nullopt;
   const double outputs = Elements(out);
+  if (outputs == 0) return 0.0;
   // Each output element is a dot product of length K: 2K operations.
-  if (kernel == "nn.dense" || kernel == "nn.contrib_dense_pack" || kernel == "matmul") {
+  if (kernel == "nn.dense" || kernel == "nn.contrib_dense_pack") {
     return 2 * outputs * static_cast<double>(a.shape().back());  // a is [..., K]
   }
-  if (kernel == "nn.batch_matmul") {
-    // a is [batch, M, K] or, transposed, [batch, K, M]; out is [batch, M, N].
-    const double rows = outputs / static_cast<double>(out.shape().back());
-    return rows == 0 ? 0 : 2 * outputs * Elements(a) / rows;
+  if (kernel == "matmul" || kernel == "nn.batch_matmul") {
+    // a's last two dims are [M, K] or, transposed, [K, M] (a vector is [K]), whatever
+    // batch dims it broadcasts; out's second to last is M.
+    if (a.ndim() == 1 || out.ndim() < 2) return 2 * outputs * static_cast<double>(a.shape().back());
+    const double m = static_cast<double>(out.shape()[out.ndim() - 2]);
+    const double a_matrix = static_cast<double>(a.shape()[a.ndim() - 1] * a.shape()[a.ndim() - 2]);
+    return 2 * outputs * a_matrix / m;
   }
   if (kernel == "gemm") {  // A is [M, K] or, transposed, [K, M]; out is [M, N]
     const double m = static_cast<double>(out.shape().front());

@@ -53,6 +53,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -202,6 +203,9 @@ struct DeclaredTypes {
   std::vector<std::optional<std::vector<int64_t>>> input_shapes;
 };
 
+// Marks the status of a case whose data contradicts its model.
+constexpr char kBrokenCase[] = "dynvm.onnx_conformance/broken_case";
+
 // FailedPrecondition when a data set's input cannot be what the model declares: a few
 // of ONNX 1.12's cases (test_castlike_*BFLOAT16*) declare `like` as [3, 4] and supply
 // [1]. Such a case is broken rather than failed: a runtime that checks its inputs
@@ -214,9 +218,11 @@ absl::Status CheckDeclaredShapes(const DeclaredTypes& declared, absl::Span<const
     bool fits = static_cast<size_t>(t->ndim()) == dims.size();
     for (size_t d = 0; fits && d < dims.size(); ++d) fits = dims[d] < 0 || dims[d] == t->shape()[d];
     if (!fits) {
-      return absl::FailedPreconditionError(absl::StrFormat(
+      absl::Status broken = absl::FailedPreconditionError(absl::StrFormat(
           "the data set contradicts the model: input %d is declared %s but holds %s", i,
           ShapeToString(dims), ShapeToString(t->shape())));
+      broken.SetPayload(kBrokenCase, absl::Cord());
+      return broken;
     }
   }
   return absl::OkStatus();
@@ -353,7 +359,7 @@ CaseResult RunCase(const fs::path& dir, const std::string& name) {
     absl::StatusOr<std::optional<std::string>> diff =
         RunDataSet(machine, *main, set, graph.types, tolerance);
     if (!diff.ok() && (diff.status().code() == absl::StatusCode::kUnimplemented ||
-                       diff.status().code() == absl::StatusCode::kFailedPrecondition)) {
+                       diff.status().GetPayload(kBrokenCase).has_value())) {
       // The data set holds a tensor the runtime has no dtype for, or contradicts the
       // model: the case cannot be run, as if its model were unsupported.
       return Failed(Outcome::kUnsupported, set_name, diff.status());

@@ -360,11 +360,11 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   const Outputs outputs(exe->function(function), result);
   std::printf("%s\n", FormatResult(result, outputs, print).c_str());
   if (!flags.outputs.empty()) DYNVM_RETURN_IF_ERROR(WriteOutputs(flags, outputs));
+  std::optional<std::string> diff;
   if (!flags.expected_outputs.empty()) {
-    DYNVM_ASSIGN_OR_RETURN(std::optional<std::string> diff, CheckOutputs(flags, expected, outputs));
-    if (diff.has_value()) return diff;
+    DYNVM_ASSIGN_OR_RETURN(diff, CheckOutputs(flags, expected, outputs));
   }
-  if (flags.benchmark > 0) {
+  if (flags.benchmark > 0 && !diff.has_value()) {  // nothing is timed when an output differs
     if (profiler) profiler->Reset();  // profile the timed runs, not the cold first one
     DYNVM_RETURN_IF_ERROR(Benchmark(machine, function, args, flags.benchmark));
   }
@@ -374,7 +374,7 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
     std::printf("wrote the trace of %ld run(s) to %s\n", static_cast<long>(profiler->invocations()),
                 flags.trace.c_str());
   }
-  return std::nullopt;
+  return diff;
 }
 
 }  // namespace

@@ -78,7 +78,10 @@ int64_t Profiler::Now() {
 }
 
 void Profiler::Begin(const Executable& executable, uint32_t function) {
-  if (executable_ != &executable) {  // the first invocation (or another executable)
+  if (executable_ != &executable) {
+    // Counts are per kernel-table entry and function of one executable: a profiler
+    // handed another one starts over rather than mix the two.
+    if (executable_ != nullptr) Reset();
     executable_ = &executable;
     kernels_.assign(executable.spec().kernels.size(), KernelStats{});
     shape_functions_.assign(executable.spec().kernels.size(), KernelStats{});

@@ -5,8 +5,8 @@
 // its dispatch loop that timestamps each instruction as it starts and charges the time
 // until the next to it (so a kernel call's time includes its argument gathering, and a
 // call's time its frame set-up). Without a profiler the loop has no timing code at all.
-// A profiler accumulates over every invocation it sees, of one executable, on one
-// thread at a time.
+// A profiler accumulates over every invocation it sees, of one executable (given
+// another, it starts over), on one thread at a time.
 //
 //   vm::Profiler profiler(/*trace=*/true);
 //   vm::VmOptions options;

@@ -25,12 +25,14 @@ namespace {
 using vm::Instruction;
 using vm::Opcode;
 
-vm::ValueSpec SpecOf(std::string name, const Type& t) {
+// `depth` as vm::kMaxSpecDepth counts it: a tuple deeper than the format allows is
+// left `any` (the VM does not check it).
+vm::ValueSpec SpecOf(std::string name, const Type& t, int depth = 1) {
   vm::ValueSpec spec;
   spec.name = std::move(name);
-  if (t.kind() == TypeKind::kTuple) {
+  if (t.kind() == TypeKind::kTuple && depth < vm::kMaxSpecDepth) {
     spec.kind = vm::ValueSpec::Kind::kTuple;
-    for (const Type& f : t.fields()) spec.fields.push_back(SpecOf("", f));
+    for (const Type& f : t.fields()) spec.fields.push_back(SpecOf("", f, depth + 1));
     return spec;
   }
   if (!t.is_tensor()) return spec;  // kAny

@@ -8,15 +8,31 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/ir/rewrite.h"
 
 namespace dynvm::compiler {
 namespace {
+
+// Appends an attribute's value to a grouping key.
+void AppendAttrValue(std::string& key, int64_t v) { absl::StrAppend(&key, v); }
+void AppendAttrValue(std::string& key, double v) { absl::StrAppendFormat(&key, "%a", v); }  // exact
+void AppendAttrValue(std::string& key, const std::string& v) { absl::StrAppend(&key, v.size(), ":", v); }
+template <typename T>
+void AppendAttrValue(std::string& key, const std::vector<T>& v) {
+  absl::StrAppend(&key, "[");
+  for (const T& x : v) {
+    AppendAttrValue(key, x);
+    key += ",";
+  }
+  key += "]";
+}
 
 class Combiner {
  public:
@@ -78,7 +94,11 @@ class Combiner {
     kernels::Attrs attrs = call.attrs();
     attrs.erase("units");
     std::string attrs_key;
-    for (const auto& [name, value] : attrs) absl::StrAppend(&attrs_key, name, "#", value.index(), ";");
+    for (const auto& [name, value] : attrs) {
+      absl::StrAppend(&attrs_key, name, "#", value.index(), "=");
+      std::visit([&](const auto& v) { AppendAttrValue(attrs_key, v); }, value);
+      attrs_key += ";";
+    }
     const auto key = std::make_tuple(block, call.args()[0].identity(), call.args().size(),
                                      w.checked_type()->shape()[1].const_value(),
                                      static_cast<int>(w.checked_type()->dtype()), attrs_key);

@@ -183,10 +183,8 @@ class Fuser {
         chain.bias = other;
         return chain;
       }
-      // A residual: the GEMM kernel takes matrices, and packs B on every call, so a
-      // constant weight stays with the dense, which reads it packed once (pack_dense).
-      if (t == out && out.rank() == 2 && below->dense.args()[0].checked_type()->rank() == 2 &&
-          !below->dense.args()[1].is(ExprKind::kConstant)) {
+      // A residual: the GEMM kernel takes matrices.
+      if (t == out && out.rank() == 2 && below->dense.args()[0].checked_type()->rank() == 2) {
         DenseChain chain = *below;
         chain.residual = other;
         return chain;

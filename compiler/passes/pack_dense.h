@@ -7,11 +7,14 @@
 //                         dst_layout="NC16n"), %b, activation="relu", units=n)
 // and constant folding turns the layout_transform into the packed constant. The kernel
 // then skips packing B on every call (docs/kernels.md: packed B runs closer to peak).
+// Fusion's gemm(%x, W, %b, %r, trans_b=1, residual=1, activation=a), which packs B on
+// every call, becomes add(the packed dense with %b and a, %r).
 //
 // Requires: checked types (the weight's shape). The result needs constant folding
-// (and type inference for the new calls). Only f32 weights of static shape are
-// packed; a weight that is not a constant is left alone (packing it would cost as much
-// as the kernel's own packing).
+// (and type inference for the new calls). Only f32 constant weights are packed, and
+// only those whose packed form constant folding stores (kMaxFoldedElements); a weight
+// that is not a constant is left alone (packing it would cost as much as the kernel's
+// own packing).
 #ifndef DYNVM_COMPILER_PASSES_PACK_DENSE_H_
 #define DYNVM_COMPILER_PASSES_PACK_DENSE_H_
 

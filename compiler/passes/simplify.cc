@@ -62,9 +62,13 @@ std::optional<std::pair<Expr, Expr>> SplitOperands(const Expr& call, Pred pred) 
   return std::nullopt;
 }
 
-// mean(x, axis=[-1] or [rank - 1], keepdims=1).
+// mean(x, axis=[-1] or [rank - 1], keepdims=1), and no other attribute (exclude=1
+// would reduce every other axis).
 bool IsLastAxisMean(const Expr& e) {
   if (!IsOp(e, "mean") || e.args().size() != 1 || !e.args()[0].checked_type()) return false;
+  for (const auto& [name, value] : e.attrs()) {
+    if (name != "axis" && name != "keepdims") return false;
+  }
   const std::vector<int64_t>* axes = IntsAttr(e, "axis");
   const auto keep = e.attrs().find("keepdims");
   const int64_t rank = e.args()[0].checked_type()->rank();

@@ -133,6 +133,23 @@ TEST(ProfilerTest, FailedRunsStillEndTheirInvocation) {
   EXPECT_EQ(profiler.kernels()[0].calls, 1);
 }
 
+TEST(ProfilerTest, AnotherExecutableStartsOver) {
+  std::shared_ptr<const Executable> first = Load(), second = Load();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  Profiler profiler(/*trace=*/true);
+  VmOptions options;
+  options.profiler = &profiler;
+  const std::vector<Value> args = {Value(Ones({2, 8})), Value(Ones({16, 8}))};
+  VirtualMachine a(first, options), b(second, options);
+  ASSERT_TRUE(a.Invoke("main", args).ok());
+  ASSERT_TRUE(a.Invoke("main", args).ok());
+  ASSERT_TRUE(b.Invoke("main", args).ok());
+  EXPECT_EQ(profiler.invocations(), 1);
+  EXPECT_EQ(profiler.kernels()[0].calls, 1);
+  EXPECT_EQ(profiler.opcode(Opcode::kRet).count, 1);
+}
+
 TEST(KernelFlopsTest, MatrixProductsAndConvolutions) {
   auto t = [](std::vector<int64_t> shape) { return Ones(std::move(shape)); };
   NDArray a = t({3, 4, 8}), w = t({16, 8}), out = t({3, 4, 16});
@@ -144,6 +161,17 @@ TEST(KernelFlopsTest, MatrixProductsAndConvolutions) {
   NDArray ga = t({8, 5}), gb = t({7, 8}), gc = t({7}), gout = t({5, 7});  // trans_a
   NDArrayObj* gemm[] = {ga.get(), gb.get(), gc.get(), gout.get()};
   EXPECT_EQ(kernels::KernelFlops("gemm", gemm, 3), 2.0 * 5 * 7 * 8);
+  // Batched products whose a broadcasts or is transposed: K from a's matrix dims.
+  NDArray ba = t({4, 8}), bb = t({3, 5, 8}), bout = t({3, 4, 5});
+  NDArrayObj* batch[] = {ba.get(), bb.get(), bout.get()};
+  EXPECT_EQ(kernels::KernelFlops("nn.batch_matmul", batch, 2), 2.0 * 3 * 4 * 5 * 8);
+  NDArray ta = t({2, 8, 4}), tb = t({2, 8, 5}), tout = t({2, 4, 5});  // aᵀ b
+  NDArrayObj* transposed[] = {ta.get(), tb.get(), tout.get()};
+  EXPECT_EQ(kernels::KernelFlops("matmul", transposed, 2), 2.0 * 2 * 4 * 5 * 8);
+  // An empty output is no work, not 0 / 0.
+  NDArray ea = t({0, 8}), ew = t({0, 8}), eout = t({0, 0});
+  NDArrayObj* empty[] = {ea.get(), ew.get(), eout.get()};
+  EXPECT_EQ(kernels::KernelFlops("nn.batch_matmul", empty, 2), 0.0);
   EXPECT_EQ(kernels::KernelFlops("nn.relu", dense, 1), std::nullopt);
   EXPECT_EQ(kernels::KernelFlops("add", dense, 2), std::nullopt);
 }

@@ -80,6 +80,25 @@ TEST(CodegenTest, MlpRunsAtEveryLength) {
   EXPECT_FALSE(machine.Invoke("main", {Value(Tensor({2, 5}, rng))}).ok());
 }
 
+// Tuple types become tuple signatures, nested as deep as the format allows; deeper
+// ones are left `any`.
+TEST(CodegenTest, TupleSignaturesStopAtTheFormatsDepth) {
+  std::string value = "%x", type = "Tensor[(n), float32]";
+  for (int i = 0; i < vm::kMaxSpecDepth + 1; ++i) {
+    value = "(" + value + ",)";
+    type = "(" + type + ",)";
+  }
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+      Compile("def @main(%x: Tensor[(n), float32]) -> " + type + " { " + value + " }", {});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  const vm::ValueSpec* spec = &(*exe)->function(0).results[0];
+  for (int depth = 1; depth < vm::kMaxSpecDepth; ++depth) {
+    ASSERT_EQ(spec->kind, vm::ValueSpec::Kind::kTuple) << depth;
+    spec = &spec->fields[0];
+  }
+  EXPECT_EQ(spec->kind, vm::ValueSpec::Kind::kAny);
+}
+
 // Q, K and V with constant weights are one GEMM after the pipeline (combined, weights
 // concatenated and packed at compile time); the results are each projection's.
 TEST(CodegenTest, CombinedProjectionsComputeEachProjection) {

@@ -68,8 +68,12 @@ TEST(SimplifyTest, LayerNormAsExportersSpellIt) {
                      "%1 = sqrt(add(1e-12f, mean(multiply(%0, %0), axis=[2], keepdims=1)));\n"
                      "add(%b, multiply(%g, divide(%0, %1)))"),
             "nn.layer_norm(%x, %g, %b, axis=-1, epsilon=9.999999960041972e-13f)");
-  // Not LayerNorm: another axis; the square of something else; mean without keepdims.
+  // Not LayerNorm: another axis; the square of something else; another exponent; a
+  // mean that excludes the axis (it reduces all the others).
   for (const std::string_view body : {
+           "%0 = subtract(%x, mean(%x, axis=[-1], keepdims=1, exclude=1));\n"
+           "%1 = sqrt(add(mean(power(%0, 2f), axis=[-1], keepdims=1, exclude=1), 1e-05f));\n"
+           "add(multiply(divide(%0, %1), %g), %b)",
            "%0 = subtract(%x, mean(%x, axis=[1], keepdims=1));\n"
            "%1 = sqrt(add(mean(power(%0, 2f), axis=[1], keepdims=1), 1e-05f));\n"
            "add(multiply(divide(%0, %1), %g), %b)",
