@@ -173,8 +173,76 @@ std::optional<Expr> Gelu(const Expr& e) {
   return std::nullopt;
 }
 
+bool IsF32Rank4(const Expr& e) {
+  const std::optional<Type>& t = e.checked_type();
+  return t && t->is_tensor() && t->dtype() == DType::kF32 && t->rank() == 4;
+}
+
+// `kt` [b, h, d, s] as k [b, h, s, d]: its last two axes swapped, composed with the
+// transpose that made it if there is one (BERT's K is transpose(K4, [0, 2, 3, 1])).
+Expr SwapLastTwo(const Expr& kt) {
+  const std::vector<int64_t>* p = IsOp(kt, "transpose") ? IntsAttr(kt, "axes") : nullptr;
+  if (p != nullptr && p->size() == 4) {
+    return Expr::Call(Expr::Op("transpose"), {kt.args()[0]},
+                      {{"axes", std::vector<int64_t>{(*p)[0], (*p)[1], (*p)[3], (*p)[2]}}});
+  }
+  return Expr::Call(Expr::Op("transpose"), {kt}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}});
+}
+
+// [attention]: matmul(softmax(matmul(q, kᵀ) * scale [+ mask], axis=-1), v) for rank-4
+// f32 q, kᵀ and v (the scale as a multiply or a divide by a constant, the mask added
+// either side) becomes nn.attention(q, k, v[, mask], scale), which never writes the
+// scores to memory.
+std::optional<Expr> Attention(const Expr& e) {
+  if (!IsOp(e, "matmul") || e.args().size() != 2) return std::nullopt;
+  const Expr& probs = e.args()[0];
+  const Expr& v = e.args()[1];
+  if (!IsOp(probs, "nn.softmax") || !IsF32Rank4(probs) || !IsF32Rank4(v)) return std::nullopt;
+  const auto axis = probs.attrs().find("axis");
+  if (axis == probs.attrs().end() || !std::holds_alternative<int64_t>(axis->second) ||
+      (std::get<int64_t>(axis->second) != -1 && std::get<int64_t>(axis->second) != 3) ||
+      probs.attrs().size() != 1) {
+    return std::nullopt;
+  }
+  Expr logits = probs.args()[0];
+  std::optional<Expr> mask;
+  auto is_scaled = [](const Expr& a) {
+    return (IsOp(a, "divide") && F32Scalar(a.args()[1])) ||
+           (IsOp(a, "multiply") && (F32Scalar(a.args()[0]) || F32Scalar(a.args()[1])));
+  };
+  if (IsOp(logits, "add")) {
+    const auto scaled_mask = SplitOperands(logits, is_scaled);
+    if (!scaled_mask) return std::nullopt;
+    mask = scaled_mask->second;
+    logits = scaled_mask->first;
+  }
+  double scale = 1;
+  Expr scores = logits;
+  if (IsOp(logits, "divide") && F32Scalar(logits.args()[1])) {
+    scale = 1.0 / static_cast<double>(*F32Scalar(logits.args()[1]));
+    scores = logits.args()[0];
+  } else if (IsOp(logits, "multiply")) {
+    const auto c_scores = SplitOperands(logits, [](const Expr& a) { return F32Scalar(a).has_value(); });
+    if (!c_scores) return std::nullopt;
+    scale = *F32Scalar(c_scores->first);
+    scores = c_scores->second;
+  }
+  if (!IsOp(scores, "matmul") || !std::isfinite(scale) || scale == 0) return std::nullopt;
+  const Expr& q = scores.args()[0];
+  const Expr& kt = scores.args()[1];
+  if (!IsF32Rank4(q) || !IsF32Rank4(kt)) return std::nullopt;
+  if (mask) {
+    const std::optional<Type>& mt = mask->checked_type();
+    if (!mt || !mt->is_tensor() || mt->dtype() != DType::kF32 || mt->rank() > 4) return std::nullopt;
+  }
+  std::vector<Expr> args = {q, SwapLastTwo(kt), v};
+  if (mask) args.push_back(*mask);
+  return Expr::Call(Expr::Op("nn.attention"), std::move(args), {{"scale", scale}});
+}
+
 Expr Simplify(const Expr& e) {
   if (!e.is(ExprKind::kCall) || !e.callee().is(ExprKind::kOp)) return e;
+  if (std::optional<Expr> attention = Attention(e)) return *attention;
   if (std::optional<Expr> layer_norm = LayerNorm(e)) return *layer_norm;
   if (std::optional<Expr> gelu = Gelu(e)) return *gelu;
   if (IsOp(e, "reshape")) {

@@ -14,6 +14,8 @@
 //                        gamma and beta, d^2 as power(d, 2) or d * d)
 //   [gelu]               x * (erf(x / sqrt(2)) + 1) * 0.5 -> gelu(x), the 0.5 on x or
 //                        on the product, x / sqrt(2) also as x * (1 / sqrt(2))
+//   [attention]          matmul(softmax(matmul(q, kᵀ) * scale [+ mask]), v) ->
+//                        nn.attention(q, k, v[, mask], scale) for rank-4 f32 operands
 //
 // Requires: type inference (the rules that compare types skip untyped nodes); keeps
 // checked types and sharing.

@@ -105,5 +105,27 @@ TEST(SimplifyTest, GeluAsExportersSpellIt) {
   }
 }
 
+TEST(SimplifyTest, AttentionAsExportersSpellIt) {
+  constexpr std::string_view kParams =
+      "%q: Tensor[(b, 4, s, 16), float32], %k4: Tensor[(b, s, 4, 16), float32], "
+      "%v: Tensor[(b, 4, s, 16), float32], %m: Tensor[(b, 1, 1, s), float32]";
+  // BERT's: K transposed to [b, h, d, s], scores divided by sqrt(d), the mask added.
+  EXPECT_EQ(Simplify(kParams,
+                     "%0 = matmul(%q, transpose(%k4, axes=[0, 2, 3, 1]));\n"
+                     "matmul(nn.softmax(add(divide(%0, 4f), %m), axis=-1), %v)"),
+            "%0 = transpose(%k4, axes=[0, 2, 1, 3]);\nnn.attention(%q, %0, %v, %m, scale=0.25f)");
+  // Scaled by a multiply, the mask on the left; no mask.
+  EXPECT_EQ(Simplify(kParams,
+                     "%0 = matmul(%q, transpose(%k4, axes=[0, 2, 3, 1]));\n"
+                     "matmul(nn.softmax(add(%m, multiply(0.5f, %0)), axis=3), %v)"),
+            "%0 = transpose(%k4, axes=[0, 2, 1, 3]);\nnn.attention(%q, %0, %v, %m, scale=0.5f)");
+  EXPECT_EQ(Simplify(kParams, "matmul(nn.softmax(matmul(%q, transpose(%k4, axes=[0, 2, 3, 1])), axis=-1), %v)"),
+            "%0 = transpose(%k4, axes=[0, 2, 1, 3]);\nnn.attention(%q, %0, %v, scale=1.0f)");
+  // Not attention: a softmax over another axis.
+  EXPECT_EQ(Simplify(kParams, "matmul(nn.softmax(matmul(%q, transpose(%k4, axes=[0, 2, 3, 1])), axis=2), %v)")
+                .find("nn.attention"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynvm::compiler
