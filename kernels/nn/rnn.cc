@@ -433,30 +433,14 @@ absl::Status GruKernel(const KernelCall& call) {
 }  // namespace
 
 absl::Status RegisterRnnKernels(KernelRegistry& registry) {
-  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kLstmCell.op),
-                                                    .num_inputs = kVariadic,
-                                                    .num_outputs = 2,
-                                                    .fn = LstmCellKernel,
-                                                    .bind = nullptr,
-                                                    .shape_fn = RnnShapeFn<kLstmCell>}));
-  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kGruCell.op),
-                                                    .num_inputs = kVariadic,
-                                                    .num_outputs = 1,
-                                                    .fn = GruCellKernel,
-                                                    .bind = nullptr,
-                                                    .shape_fn = RnnShapeFn<kGruCell>}));
-  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kLstm.op),
-                                                    .num_inputs = kVariadic,
-                                                    .num_outputs = 3,
-                                                    .fn = LstmKernel,
-                                                    .bind = BindLstm,
-                                                    .shape_fn = RnnShapeFn<kLstm>}));
-  return registry.Register(KernelDef{.name = std::string(kGru.op),
-                                     .num_inputs = kVariadic,
-                                     .num_outputs = 2,
-                                     .fn = GruKernel,
-                                     .bind = BindGru,
-                                     .shape_fn = RnnShapeFn<kGru>});
+  const KernelDef defs[] = {
+      {std::string(kLstmCell.op), kVariadic, 2, LstmCellKernel, nullptr, RnnShapeFn<kLstmCell>},
+      {std::string(kGruCell.op), kVariadic, 1, GruCellKernel, nullptr, RnnShapeFn<kGruCell>},
+      {std::string(kLstm.op), kVariadic, 3, LstmKernel, BindLstm, RnnShapeFn<kLstm>},
+      {std::string(kGru.op), kVariadic, 2, GruKernel, BindGru, RnnShapeFn<kGru>},
+  };
+  for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
+  return absl::OkStatus();
 }
 
 }  // namespace dynvm::kernels

@@ -134,6 +134,13 @@ long double ElementExact(const NDArrayObj& t, int64_t i) {
   return ElementAsDouble(t, i);  // exact for every other dtype
 }
 
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
 double ElementAsDouble(const NDArrayObj& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kF32: return t.data_as<float>()[i];

@@ -29,6 +29,9 @@ NDArray TensorOf(std::vector<int64_t> shape, std::vector<T> values);
 NDArray RandomTensor(std::vector<int64_t> shape, DType dtype, std::mt19937& rng,
                      double lo = -1.0, double hi = 1.0);
 
+// `n` floats uniform in [lo, hi), for microkernels that take raw arrays.
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float lo, float hi);
+
 // Element i of `t` as a double, whatever its dtype (f16/bf16 included).
 double ElementAsDouble(const NDArrayObj& t, int64_t i);
 // Element i of `t` exactly, i64 included (a long double holds every int64 and double).

@@ -21,9 +21,12 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu_features.h"
 #include "kernels/nn/ukernels.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace dynvm::kernels::nn {
 namespace {
+
+using ::dynvm::kernels::testing::RandomFloats;
 
 constexpr double kEps = 1.0 / (1 << 23);
 
@@ -38,13 +41,6 @@ std::vector<int64_t> Lengths() {
   for (int64_t n = 0; n <= 70; ++n) lengths.push_back(n);
   for (int64_t n : {127, 128, 129, 383, 1000}) lengths.push_back(n);
   return lengths;
-}
-
-std::vector<float> Random(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
 }
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
@@ -64,7 +60,7 @@ TEST_P(NnUkernelsTest, Reductions) {
   std::mt19937 rng(1);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> x = Random(rng, n, -3, 3);
+    const std::vector<float> x = RandomFloats(rng, n, -3, 3);
     double max = -INFINITY, sum = 0, abs_sum = 0;
     for (float v : x) {
       max = std::max<double>(max, v);
@@ -84,7 +80,7 @@ TEST_P(NnUkernelsTest, ExpMinusMax) {
   std::mt19937 rng(2);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> x = Random(rng, n, -20, 5);
+    const std::vector<float> x = RandomFloats(rng, n, -20, 5);
     const float max = n == 0 ? 0.0f : uk().rmax(n, x.data());
     std::vector<float> y(n, -1.0f);
     const float sum = uk().raddstoreexpminusmax(n, x.data(), max, y.data());
@@ -122,8 +118,8 @@ TEST_P(NnUkernelsTest, Elementwise) {
   std::mt19937 rng(3);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> x = Random(rng, n, -3, 3), a = Random(rng, n, -3, 3),
-                             b = Random(rng, n, -3, 3);
+    const std::vector<float> x = RandomFloats(rng, n, -3, 3), a = RandomFloats(rng, n, -3, 3),
+                             b = RandomFloats(rng, n, -3, 3);
     std::vector<float> y(n);
     auto expect_all = [&](auto want, double rel) {
       for (int64_t i = 0; i < n; ++i) {
@@ -163,8 +159,8 @@ TEST_P(NnUkernelsTest, Normalize) {
   std::mt19937 rng(4);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> x = Random(rng, n, -3, 3), g = Random(rng, n, -2, 2),
-                             b = Random(rng, n, -2, 2);
+    const std::vector<float> x = RandomFloats(rng, n, -3, 3), g = RandomFloats(rng, n, -2, 2),
+                             b = RandomFloats(rng, n, -2, 2);
     for (int variant = 0; variant < 4; ++variant) {
       const float* gamma = variant & 1 ? g.data() : nullptr;
       const float* beta = variant & 2 ? b.data() : nullptr;
@@ -183,7 +179,7 @@ TEST_P(NnUkernelsTest, LstmGates) {
   std::mt19937 rng(5);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> gates = Random(rng, 4 * n, -6, 6), c = Random(rng, n, -2, 2);
+    const std::vector<float> gates = RandomFloats(rng, 4 * n, -6, 6), c = RandomFloats(rng, n, -2, 2);
     std::vector<float> h_out(n), c_out(n);
     uk().lstm_gates(n, gates.data(), c.data(), h_out.data(), c_out.data());
     for (int64_t j = 0; j < n; ++j) {
@@ -203,8 +199,8 @@ TEST_P(NnUkernelsTest, GruGates) {
   std::mt19937 rng(6);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
-    const std::vector<float> gi = Random(rng, 3 * n, -6, 6), gh = Random(rng, 3 * n, -6, 6),
-                             h = Random(rng, n, -1, 1);
+    const std::vector<float> gi = RandomFloats(rng, 3 * n, -6, 6), gh = RandomFloats(rng, 3 * n, -6, 6),
+                             h = RandomFloats(rng, n, -1, 1);
     std::vector<float> h_out(n);
     uk().gru_gates(n, gi.data(), gh.data(), h.data(), h_out.data());
     for (int64_t j = 0; j < n; ++j) {
@@ -232,7 +228,7 @@ TEST_P(NnUkernelsTest, GatesSaturateWithoutOverflow) {
 TEST_P(NnUkernelsTest, InPlaceElementwise) {
   std::mt19937 rng(7);
   for (int64_t n : {5, 8, 13, 40}) {
-    std::vector<float> x = Random(rng, n, -2, 2);
+    std::vector<float> x = RandomFloats(rng, n, -2, 2);
     const std::vector<float> original = x;
     uk().vmulc(n, x.data(), 2.0f, x.data());
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(x[i], 2 * original[i]);

@@ -780,13 +780,6 @@ std::vector<const nn::NnMicrokernels*> Tables() {
   return tables;
 }
 
-std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 class RnnUkernelsTest : public ::testing::TestWithParam<const nn::NnMicrokernels*> {
  protected:
   const nn::NnMicrokernels& uk() const { return *GetParam(); }

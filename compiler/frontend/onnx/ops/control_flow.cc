@@ -53,6 +53,42 @@ Type AnyExtents(const Type& t) {
   return Type::Tensor(t.dtype(), std::vector<Dim>(t.rank(), Dim::Any()));
 }
 
+// A loop body (Loop's or Scan's) and the variables of its carried values.
+struct CarriedBody {
+  OnnxValue body;
+  std::vector<Expr> vars;   // one per carried value, named `prefix`k
+  std::vector<Type> types;  // theirs
+};
+
+// The graph attribute "body" imported on `before`, one variable per carried value, then
+// `after`; the variables typed as the values `initial` enter, and if an iteration
+// changes a type (body output `first_carried` + k differs from variable k), imported
+// again with every extent of the carried values `?`. A body with too few outputs is
+// returned as it is, for the caller to report.
+absl::StatusOr<CarriedBody> ImportCarriedBody(const NodeContext& ctx, const std::vector<OnnxValue>& initial,
+                                              std::string_view prefix, const std::vector<OnnxValue>& before,
+                                              const std::vector<OnnxValue>& after, int first_carried) {
+  const int carried = static_cast<int>(initial.size());
+  CarriedBody out;
+  for (const bool exact : {true, false}) {
+    out.vars.clear();
+    out.types.clear();
+    std::vector<OnnxValue> inputs = before;
+    for (int k = 0; k < carried; ++k) {
+      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
+      out.vars.push_back(Expr::Var(absl::StrFormat("%s%d", prefix, k), t));
+      out.types.push_back(t);
+      inputs.push_back(OnnxValue{out.vars.back(), t, std::nullopt});
+    }
+    inputs.insert(inputs.end(), after.begin(), after.end());
+    DYNVM_ASSIGN_OR_RETURN(out.body, ctx.Subgraph("body", inputs));
+    const std::vector<Type>& fields = out.body.type.fields();
+    if (static_cast<int>(fields.size()) < first_carried + carried) break;
+    if (std::equal(out.types.begin(), out.types.end(), fields.begin() + first_carried)) break;
+  }
+  return out;
+}
+
 // What Loop and Scan compile to: a let-bound function of (counters..., carried
 // values..., scan outputs so far...) that, while `go` holds, evaluates the body and calls
 // itself (a tail call) with the next counters, the body's carried values and each scan
@@ -144,40 +180,24 @@ absl::StatusOr<Values> ConvertLoop(NodeContext& ctx) {
     if (!v.type.is_tensor()) return ctx.Unimplemented("loop-carried values that are not tensors");
     initial.push_back(std::move(v));
   }
-  // The body with the carried values typed as they enter; if an iteration changes a
-  // type, again with every extent of the carried values `?`.
-  std::vector<Expr> params;
-  std::vector<Type> carried_types;
-  OnnxValue body;
-  for (const bool exact : {true, false}) {
-    params = {i, cond};
-    carried_types.clear();
-    std::vector<OnnxValue> body_inputs;
-    for (int k = 0; k < 2; ++k) {  // the iteration number and condition, at the rank declared
-      const OnnxValue scalar{k == 0 ? i : cond, k == 0 ? i64 : boolean, std::nullopt};
-      const std::optional<int> rank = ctx.SubgraphInputRank("body", k);
-      if (rank && *rank > 1) return ctx.Unimplemented("an iteration number or condition of rank above 1");
-      DYNVM_ASSIGN_OR_RETURN(OnnxValue in, ToRank(ctx, scalar, rank.value_or(0)));
-      body_inputs.push_back(std::move(in));
-    }
-    for (int k = 0; k < carried; ++k) {
-      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
-      Expr var = Expr::Var(absl::StrFormat("loop_v%d", k), t);
-      params.push_back(var);
-      carried_types.push_back(t);
-      body_inputs.push_back(OnnxValue{var, t, std::nullopt});
-    }
-    DYNVM_ASSIGN_OR_RETURN(body, ctx.Subgraph("body", body_inputs));
-    if (static_cast<int>(body.type.fields().size()) < 1 + carried) break;  // reported below
-    bool same = true;
-    for (int k = 0; k < carried; ++k) same = same && body.type.fields()[1 + k] == carried_types[k];
-    if (same) break;
+  // The iteration number and condition, at the rank the body declares for them.
+  std::vector<OnnxValue> counters;
+  for (int k = 0; k < 2; ++k) {
+    const OnnxValue scalar{k == 0 ? i : cond, k == 0 ? i64 : boolean, std::nullopt};
+    const std::optional<int> rank = ctx.SubgraphInputRank("body", k);
+    if (rank && *rank > 1) return ctx.Unimplemented("an iteration number or condition of rank above 1");
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue in, ToRank(ctx, scalar, rank.value_or(0)));
+    counters.push_back(std::move(in));
   }
+  DYNVM_ASSIGN_OR_RETURN(CarriedBody carried_body, ImportCarriedBody(ctx, initial, "loop_v", counters, {}, 1));
+  const OnnxValue& body = carried_body.body;
+  std::vector<Expr> params = {i, cond};
+  params.insert(params.end(), carried_body.vars.begin(), carried_body.vars.end());
   const int outputs = static_cast<int>(body.type.fields().size());
   if (outputs < 1 + carried) {
     return ctx.Invalid(absl::StrFormat("the body has %d outputs, expected at least %d", outputs, 1 + carried));
   }
-  TailLoop loop{params, carried_types, {}, 2};
+  TailLoop loop{params, carried_body.types, {}, 2};
   DYNVM_RETURN_IF_ERROR(AddScanOutputs(ctx, body, 1 + carried, loop));
 
   // Another iteration while i < M and cond.
@@ -229,36 +249,20 @@ absl::StatusOr<Values> ConvertScan(NodeContext& ctx) {
     if (k >= states && v.type.rank() < 1) return ctx.Invalid("a scan input of rank 0");
     (k < states ? initial : xs).push_back(std::move(v));
   }
-  // The body, the states typed as they enter (again with `?` extents if a step changes
-  // them); its scan inputs are slice i of each.
-  std::vector<Expr> params;
-  std::vector<Type> state_types;
-  OnnxValue body;
-  for (const bool exact : {true, false}) {
-    params = {i};
-    state_types.clear();
-    std::vector<OnnxValue> body_inputs;
-    for (int k = 0; k < states; ++k) {
-      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
-      Expr var = Expr::Var(absl::StrFormat("scan_s%d", k), t);
-      params.push_back(var);
-      state_types.push_back(t);
-      body_inputs.push_back(OnnxValue{var, t, std::nullopt});
-    }
-    for (const OnnxValue& x : xs) {
-      DYNVM_ASSIGN_OR_RETURN(OnnxValue slice, ctx.Call("take", {x, iv}, {{"axis", int64_t{0}}}));
-      body_inputs.push_back(std::move(slice));
-    }
-    DYNVM_ASSIGN_OR_RETURN(body, ctx.Subgraph("body", body_inputs));
-    if (static_cast<int>(body.type.fields().size()) < states) break;  // reported below
-    bool same = true;
-    for (int k = 0; k < states; ++k) same = same && body.type.fields()[k] == state_types[k];
-    if (same) break;
+  // The body on the states and slice i of each scan input.
+  std::vector<OnnxValue> slices;
+  for (const OnnxValue& x : xs) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue slice, ctx.Call("take", {x, iv}, {{"axis", int64_t{0}}}));
+    slices.push_back(std::move(slice));
   }
+  DYNVM_ASSIGN_OR_RETURN(CarriedBody carried_body, ImportCarriedBody(ctx, initial, "scan_s", {}, slices, 0));
+  const OnnxValue& body = carried_body.body;
+  std::vector<Expr> params = {i};
+  params.insert(params.end(), carried_body.vars.begin(), carried_body.vars.end());
   if (static_cast<int>(body.type.fields().size()) < states) {
     return ctx.Invalid("the body has fewer outputs than states");
   }
-  TailLoop loop{params, state_types, {}, 1};
+  TailLoop loop{params, carried_body.types, {}, 1};
   DYNVM_RETURN_IF_ERROR(AddScanOutputs(ctx, body, states, loop));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue extents, ctx.Call("shape_of", {xs[0]}));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue steps, ctx.Call("take", {extents, NodeContext::ConstantI64({0}, true)},
