@@ -1,6 +1,8 @@
 #include "kernels/cpu_features.h"
 
+#include <array>
 #include <cstdlib>
+#include <iterator>
 #include <string_view>
 
 namespace dynvm::kernels {
@@ -12,6 +14,52 @@ bool CpuHasAvx2Fma() {
 #else
   return false;
 #endif
+}
+
+namespace {
+
+// LLVM's name of each feature, and the CPU's answer (__builtin_cpu_supports takes only
+// literals, hence one line per feature).
+struct Feature {
+  std::string_view name;
+  bool (*has)();
+};
+
+#if defined(__x86_64__)
+#define DYNVM_FEATURE(llvm_name, gcc_name) \
+  {llvm_name, [] { return __builtin_cpu_supports(gcc_name) != 0; }}
+#else
+#define DYNVM_FEATURE(llvm_name, gcc_name) {llvm_name, [] { return false; }}
+#endif
+
+constexpr Feature kFeatures[] = {
+    DYNVM_FEATURE("sse3", "sse3"),       DYNVM_FEATURE("ssse3", "ssse3"),
+    DYNVM_FEATURE("sse4.1", "sse4.1"),   DYNVM_FEATURE("sse4.2", "sse4.2"),
+    DYNVM_FEATURE("popcnt", "popcnt"),   DYNVM_FEATURE("avx", "avx"),
+    DYNVM_FEATURE("avx2", "avx2"),       DYNVM_FEATURE("fma", "fma"),
+    DYNVM_FEATURE("f16c", "f16c"),       DYNVM_FEATURE("bmi", "bmi"),
+    DYNVM_FEATURE("bmi2", "bmi2"),       DYNVM_FEATURE("avx512f", "avx512f"),
+    DYNVM_FEATURE("avx512dq", "avx512dq"), DYNVM_FEATURE("avx512bw", "avx512bw"),
+    DYNVM_FEATURE("avx512vl", "avx512vl"), DYNVM_FEATURE("avx512cd", "avx512cd"),
+};
+
+#undef DYNVM_FEATURE
+
+constexpr auto kFeatureNames = [] {
+  std::array<std::string_view, std::size(kFeatures)> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kFeatures[i].name;
+  return names;
+}();
+
+}  // namespace
+
+absl::Span<const std::string_view> KnownCpuFeatures() { return kFeatureNames; }
+
+bool CpuHasFeature(std::string_view feature) {
+  for (const Feature& f : kFeatures) {
+    if (f.name == feature) return f.has();
+  }
+  return false;
 }
 
 bool UseAvx2Fma() {

@@ -10,6 +10,10 @@
 #ifndef DYNVM_KERNELS_CPU_FEATURES_H_
 #define DYNVM_KERNELS_CPU_FEATURES_H_
 
+#include <string_view>
+
+#include "absl/types/span.h"
+
 namespace dynvm::kernels {
 
 // Whether this CPU can execute AVX2 and FMA instructions.
@@ -18,6 +22,15 @@ bool CpuHasAvx2Fma();
 // Whether the library uses its AVX2+FMA kernels: the CPU has them and DYNVM_ISA is not
 // "scalar".
 bool UseAvx2Fma();
+
+// The CPU features native code (compiler/llvm) may require and the runtime can check,
+// by LLVM's names: "sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", ... Generated
+// code records those its target has; the loader refuses code needing one this CPU lacks.
+absl::Span<const std::string_view> KnownCpuFeatures();
+
+// Whether this CPU has `feature`, a name of KnownCpuFeatures(); false for other names.
+// The CPU's own answer: DYNVM_ISA does not change it.
+bool CpuHasFeature(std::string_view feature);
 
 }  // namespace dynvm::kernels
 

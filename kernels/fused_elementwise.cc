@@ -749,6 +749,34 @@ absl::StatusOr<FusedProgram> FusedProgram::Parse(std::string_view text, std::str
   return FusedProgram(std::make_shared<const Program>(std::move(program)));
 }
 
+std::vector<FusedStatement> FusedProgram::Statements() const {
+  const Program& program = *static_cast<const Program*>(program_.get());
+  const auto operand = [&](int v) {
+    if (v < kTempBase) return FusedOperand{FusedOperand::kInput, v, 0.0f};
+    if (v < kLiteralBase) return FusedOperand{FusedOperand::kTemp, v - kTempBase, 0.0f};
+    return FusedOperand{FusedOperand::kLiteral, 0, program.literals[v - kLiteralBase]};
+  };
+  std::vector<FusedStatement> out;
+  for (const Statement& s : program.statements) {
+    const OpSpec* spec = nullptr;
+    for (const OpSpec& op : kOps) {
+      if (s.binary != nullptr ? op.binary == s.binary : op.binary == nullptr && op.unary == s.unary) {
+        spec = &op;
+        break;
+      }
+    }
+    FusedStatement statement{spec->name, spec->num_args - spec->num_params, {}, {}};
+    for (int a = 0; a < statement.num_operands; ++a) statement.operands[a] = operand(s.args[a]);
+    if (s.unary == VUnaryOp::kLeakyRelu) statement.params[0] = s.params.alpha;
+    if (s.unary == VUnaryOp::kClip) {
+      statement.params[0] = s.params.min;
+      statement.params[1] = s.params.max;
+    }
+    out.push_back(statement);
+  }
+  return out;
+}
+
 int FusedProgram::num_inputs() const {
   return static_cast<const Program*>(program_.get())->num_inputs;
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -56,6 +57,26 @@ class FusedRangeEvaluator {
   virtual void EvaluateRange(int64_t begin, int64_t count, float* dst) const = 0;
 };
 
+// One operand of a FusedStatement: input `index`, the result of statement `index`, or
+// the literal `value`.
+struct FusedOperand {
+  enum Kind : uint8_t { kInput, kTemp, kLiteral };
+  Kind kind;
+  int index;
+  float value;
+};
+
+// One statement of a parsed program, for code generators (compiler/llvm): `op` (a
+// kernel name of the grammar's table) over `num_operands` operands, with the operator's
+// constants in `params` (nn.leaky_relu's alpha; clip's a_min and a_max). Rewrites Parse
+// made are applied: `power(x, 2)` reads `multiply(x, x)`.
+struct FusedStatement {
+  std::string_view op;
+  int num_operands;
+  FusedOperand operands[2];
+  float params[2];
+};
+
 // A fused_elementwise program parsed and checked once, for kernels that read its
 // result where they would read one input (a "prologue"): the program runs block by
 // block into memory the kernel keeps in cache, so its result never touches memory.
@@ -77,6 +98,9 @@ class FusedProgram {
   // attribute.
   static absl::StatusOr<FusedProgram> Parse(std::string_view text,
                                             std::string_view attr = "program");
+
+  // The statements in order; the last one's result is the output.
+  std::vector<FusedStatement> Statements() const;
 
   // 1 + the highest input iJ the program reads: the number of inputs a call takes.
   int num_inputs() const;
