@@ -110,6 +110,11 @@ class MetadataReader {
         spec.constants.push_back(*std::move(c));
       }
     }
+    if (const fbs::NativeCode* native = root_->native()) {
+      absl::StatusOr<vm::NativeCode> code = ReadNativeCode(*native);
+      if (!code.ok()) return Annotate(code.status(), "native code");
+      spec.native = *std::move(code);
+    }
     spec.backing = owner_;
     return spec;
   }
@@ -125,6 +130,22 @@ class MetadataReader {
     }
     budget_ -= bytes;
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<vm::NativeCode> ReadNativeCode(const fbs::NativeCode& in) {
+    vm::NativeCode out;
+    DYNVM_ASSIGN_OR_RETURN(out.cpu, ReadOptionalString(in.cpu()));
+    if (const auto* features = in.features()) {
+      for (flatbuffers::uoffset_t i = 0; i < features->size(); ++i) {
+        DYNVM_ASSIGN_OR_RETURN(std::string f, ReadOptionalString(features->Get(i)));
+        out.features.push_back(std::move(f));
+      }
+    }
+    if (const auto* object = in.object()) {
+      DYNVM_RETURN_IF_ERROR(Charge(object->size()));
+      out.object.assign(reinterpret_cast<const char*>(object->data()), object->size());
+    }
+    return out;
   }
 
   // The string `s`; a missing one is empty.

@@ -80,6 +80,8 @@ uint64_t EstimateMetadataBytes(const vm::ExecutableSpec& spec) {
       if (const auto* v = std::get_if<std::vector<double>>(&value)) total += 8 * v->size();
     }
   }
+  total += kTable + spec.native.cpu.size() + spec.native.object.size();
+  for (const std::string& f : spec.native.features) total += kTable + f.size();
   for (const Value& c : spec.constants) {
     total += kTable;
     if (const auto* s = c.As<StringObj>()) total += s->value().size();
@@ -107,9 +109,17 @@ class MetadataWriter {
       DYNVM_ASSIGN_OR_RETURN(auto c, WriteConstant(i, spec_.constants[i]));
       constants.push_back(c);
     }
+    flatbuffers::Offset<fbs::NativeCode> native;
+    if (!spec_.native.object.empty()) {
+      const vm::NativeCode& code = spec_.native;
+      native = fbs::CreateNativeCode(
+          fbb_, fbb_.CreateString(code.cpu), fbb_.CreateVectorOfStrings(code.features),
+          fbb_.CreateVector(reinterpret_cast<const uint8_t*>(code.object.data()),
+                            code.object.size()));
+    }
     auto root = fbs::CreateExecutable(fbb_, fbb_.CreateString(spec_.producer),
                                       fbb_.CreateVector(functions), fbb_.CreateVector(kernels),
-                                      fbb_.CreateVector(constants));
+                                      fbb_.CreateVector(constants), native);
     fbs::FinishExecutableBuffer(fbb_, root);
     return absl::OkStatus();
   }

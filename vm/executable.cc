@@ -1,9 +1,15 @@
 #include "vm/executable.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "kernels/cpu_features.h"
+#include "kernels/native_elementwise.h"
+#include "vm/native_module.h"
 #include "vm/verifier.h"
 
 namespace dynvm::vm {
@@ -31,16 +37,91 @@ std::string ValueSpecToString(const ValueSpec& spec) {
                          absl::StrJoin(spec.dims, ", ", dim));
 }
 
+absl::Status CheckNativeCodeRuns(const NativeCode& code,
+                                 absl::FunctionRef<bool(std::string_view)> cpu_has) {
+  std::vector<std::string_view> missing;
+  for (const std::string& f : code.features) {
+    const absl::Span<const std::string_view> known = kernels::KnownCpuFeatures();
+    if (std::find(known.begin(), known.end(), f) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "native code requires CPU feature '%s', which this runtime does not know: expected "
+          "one of %s", f, absl::StrJoin(known, ", ", [](std::string* out, std::string_view k) {
+            out->append(k);
+          })));
+    }
+    if (!cpu_has(f)) missing.push_back(f);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "native code was generated for cpu '%s' and needs %s; this CPU lacks %s: recompile "
+      "with vm_compile --target-cpu=native (or an older cpu such as x86-64-v2)",
+      code.cpu, absl::StrJoin(code.features, ", "),
+      absl::StrJoin(missing, ", ", [](std::string* out, std::string_view m) { out->append(m); })));
+}
+
+namespace {
+
+// What generated code may call: libm's functions for the lanes of sin and cos beyond
+// their reduction (LLVM merges a sin and a cos of one value into sincosf), and the
+// scalar calls LLVM makes for pow and frem.
+float Sinf(float x) { return std::sin(x); }
+float Cosf(float x) { return std::cos(x); }
+void Sincosf(float x, float* s, float* c) {
+  *s = std::sin(x);
+  *c = std::cos(x);
+}
+float Powf(float x, float y) { return std::pow(x, y); }
+float Fmodf(float x, float y) { return std::fmod(x, y); }
+const NativeExternal kExternals[] = {
+    {"sinf", reinterpret_cast<const void*>(&Sinf)},
+    {"cosf", reinterpret_cast<const void*>(&Cosf)},
+    {"sincosf", reinterpret_cast<const void*>(&Sincosf)},
+    {"powf", reinterpret_cast<const void*>(&Powf)},
+    {"fmodf", reinterpret_cast<const void*>(&Fmodf)},
+};
+
+// `code` loaded, after checking that this CPU runs it; null when there is none.
+absl::StatusOr<std::shared_ptr<const NativeModule>> LoadNativeCode(const NativeCode& code) {
+  if (code.object.empty()) return nullptr;
+  DYNVM_RETURN_IF_ERROR(CheckNativeCodeRuns(code, kernels::CpuHasFeature));
+  return NativeModule::Load(code.object, kExternals);
+}
+
+// Binds a kernel-table entry that names native code.
+absl::StatusOr<kernels::BoundKernel> BindNative(const KernelEntry& entry,
+                                                const std::shared_ptr<const NativeModule>& module) {
+  if (module == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("kernel '%s' runs native code, and the executable has none", entry.name));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const std::string symbol, kernels::GetStringAttr(entry.attrs, "symbol"));
+  kernels::NativeElementwiseCode code;
+  DYNVM_ASSIGN_OR_RETURN(const void* contiguous, module->Find(symbol + "_contiguous"));
+  DYNVM_ASSIGN_OR_RETURN(const void* strided, module->Find(symbol + "_strided"));
+  code.contiguous = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(contiguous));
+  code.strided = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(strided));
+  code.owner = module;
+  return kernels::BindNativeElementwise(entry.attrs, std::move(code),
+                                        static_cast<int>(entry.num_inputs),
+                                        static_cast<int>(entry.num_outputs));
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
     ExecutableSpec spec, const kernels::KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(VerifyExecutable(spec));
+  DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const NativeModule> native,
+                         LoadNativeCode(spec.native));
   std::shared_ptr<Executable> exe(new Executable(std::move(spec)));
   exe->bound_kernels_.reserve(exe->spec_.kernels.size());
   for (size_t i = 0; i < exe->spec_.kernels.size(); ++i) {
     const KernelEntry& entry = exe->spec_.kernels[i];
-    absl::StatusOr<kernels::BoundKernel> bound = registry.Bind(
-        entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
-        static_cast<int>(entry.num_outputs));
+    absl::StatusOr<kernels::BoundKernel> bound =
+        entry.name == kernels::kNativeElementwiseKernel
+            ? BindNative(entry, native)
+            : registry.Bind(entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
+                            static_cast<int>(entry.num_outputs));
     if (!bound.ok()) {
       return absl::Status(bound.status().code(),
                           absl::StrFormat("kernel table entry %d: %s", i, bound.status().message()));

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/kernel.h"
 #include "objects/dtype.h"
@@ -83,9 +85,28 @@ struct KernelEntry {
   bool operator==(const KernelEntry&) const = default;
 };
 
+// Machine code generated ahead of time for the executable's kernels (compiler/llvm):
+// one ELF64 x86-64 relocatable object, which vm/native_module.h loads without LLVM.
+// Kernel-table entries name its functions (kernels/native_elementwise.h). Native code
+// is trusted as a shared library is: it runs as it is, unverified.
+struct NativeCode {
+  std::string cpu;                    // the CPU it was generated for ("haswell"), for messages
+  std::vector<std::string> features;  // CPU features it requires (kernels::KnownCpuFeatures)
+  std::string object;                 // the object file; empty: no native code
+
+  bool operator==(const NativeCode&) const = default;
+};
+
+// OK if a CPU for which `cpu_has` answers runs `code`: FailedPrecondition naming the
+// features it lacks (the executable was compiled for another CPU: recompile with
+// vm_compile --target-cpu), InvalidArgument for a feature name the runtime does not know.
+absl::Status CheckNativeCodeRuns(const NativeCode& code,
+                                 absl::FunctionRef<bool(std::string_view)> cpu_has);
+
 struct ExecutableSpec {
   std::vector<Function> functions;
   std::vector<KernelEntry> kernels;
+  NativeCode native;
   // Tensors (NDArray), strings (StringObj), ints, floats or bools, loaded by LoadConst.
   std::vector<Value> constants;
   std::string producer = "dynvm";  // who made it, for diagnostics
