@@ -11,6 +11,7 @@ packages=(
   libonnx-dev libprotobuf-dev  # the ONNX front end (compiler/frontend/onnx): ONNX's protobuf
                                # classes, checker and shape inference (no protoc needed)
   libonnx-testdata  # ONNX's backend test cases, run by tools/onnx_conformance
+  llvm-14-dev  # native kernels (compiler/llvm): LLVM's CMake package, headers and libLLVM-14
 )
 
 missing=()

@@ -9,8 +9,8 @@
 //   DIR/test_abs/test_data_set_0/input_0.pb ... output_0.pb ...   (serialized TensorProtos)
 //
 // (DIR may also be a single case, a directory with model.onnx.) Each case goes the way a
-// model goes through vm_compile and vm_run: ImportOnnxFile, CompileModule with default
-// options, the executable serialized to bytes and loaded back; then for each
+// model goes through vm_compile and vm_run: ImportOnnxFile, CompileModule with
+// vm_compile's default options (native code for this CPU), the executable serialized to bytes and loaded back; then for each
 // test_data_set_* (in order), @main runs on input_i.pb as its i-th argument, its result
 // is flattened depth-first (tools/run/compare.h) and output i is compared with
 // output_i.pb.
@@ -340,8 +340,9 @@ CaseResult RunCase(const fs::path& dir, const std::string& name) {
                             "files, which is all this tool reads", *graph.non_tensor_output),
             {}};
   }
-  absl::StatusOr<vm::ExecutableSpec> spec =
-      compiler::CompileModule(*module, compiler::CompileOptions());
+  compiler::CompileOptions options;
+  options.target_cpu = "native";
+  absl::StatusOr<vm::ExecutableSpec> spec = compiler::CompileModule(*module, options);
   if (!spec.ok()) return Failed(Outcome::kFail, "compile", spec.status());
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
       serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());

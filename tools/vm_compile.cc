@@ -3,14 +3,17 @@
 //
 //   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ...]
 //   vm_compile model.onnx -o exe.fbs
-//              [--opt-level=0..3] [--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]
+//              [--opt-level=0..3] [--no-fuse] [--target-cpu=native|none|CPU]
+//              [--dump-ir=PASS|all] [--dot=main.dot] [--stats]
 //
 // `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
 // the current directory); an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
 // named pass (parsed, typed, folded, simplified, cse, combined, dce, fused) or after every
 // pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
 // @main's dataflow as the last pass left it; --stats prints what memory planning and
-// register allocation did to stderr. Every
+// register allocation did to stderr; --target-cpu chooses the CPU the fused groups are
+// compiled to native code for (default native, this machine; none keeps the library's
+// interpreted fused kernels; x86-64-v2, x86-64-v3, skylake... for another). Every
 // error is one message on stderr and exit code 1; a bad command line exits with 2.
 // See docs/cli.md.
 #include <algorithm>
@@ -41,13 +44,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: vm_compile model.relay|model.onnx -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
-    "[--no-fuse] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]";
+    "[--no-fuse] [--target-cpu=native|none|CPU] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]";
 
 // Whether `path` names an ONNX model rather than Relay text.
 bool IsOnnx(std::string_view path) { return path.ends_with(".onnx"); }
 
 struct Args {
   std::string input, output, dump_ir, dot;
+  std::string target_cpu = "native";
   std::vector<std::string> constants;
   int opt_level = 2;
   bool fuse = true;
@@ -68,6 +72,12 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       args.constants.emplace_back(arg.substr(8));
     } else if (arg == "--no-fuse") {
       args.fuse = false;
+    } else if (arg.starts_with("--target-cpu=")) {
+      args.target_cpu = std::string(arg.substr(13));
+      if (args.target_cpu.empty()) {
+        return absl::InvalidArgumentError("--target-cpu= needs a cpu: native, none, x86-64-v3, ...");
+      }
+      if (args.target_cpu == "none") args.target_cpu.clear();
     } else if (arg == "--stats") {
       args.stats = true;
     } else if (arg.starts_with("--dot=")) {
@@ -122,10 +132,13 @@ absl::StatusOr<compiler::Module> ReadModel(const Args& args) {
 absl::Status Run(const Args& args) {
   DYNVM_ASSIGN_OR_RETURN(const compiler::Module module, ReadModel(args));
   compiler::CodegenStats stats;
+  compiler::NativeCodegenStats native;
   compiler::CompileOptions options;
   options.opt_level = args.opt_level;
   options.fuse = args.fuse;
   options.codegen_stats = &stats;
+  options.target_cpu = args.target_cpu;
+  options.native_stats = &native;
   std::optional<compiler::Module> last;  // what the last pass left, for --dot
   options.after_pass = [&](std::string_view pass, const compiler::Module& m) {
     if (!args.dot.empty()) last = m;
@@ -154,6 +167,13 @@ absl::Status Run(const Args& args) {
                  static_cast<long long>(m.arena_bytes), static_cast<long long>(m.symbolic_tensors),
                  static_cast<long long>(m.symbolic_storages), static_cast<long long>(stats.registers_before),
                  static_cast<long long>(stats.registers_after));
+    if (!args.target_cpu.empty()) {
+      std::fprintf(stderr,
+                   "native code: %d kernels for %d kernel-table entries, %zu bytes, cpu %s (%s), "
+                   "%d f32 lanes\n",
+                   native.kernels, native.entries, native.object_bytes, native.cpu.c_str(),
+                   absl::StrJoin(native.features, ", ").c_str(), native.vector_width);
+    }
   }
   return serializer::SaveExecutable(*spec, args.output);
 }

@@ -93,6 +93,11 @@ absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const Com
   codegen.plan_memory = codegen.allocate_registers = options.opt_level >= 1;
   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(current, codegen, options.codegen_stats));
   DYNVM_RETURN_IF_ERROR(vm::VerifyExecutable(spec));
+  if (!options.target_cpu.empty()) {
+    DYNVM_ASSIGN_OR_RETURN(NativeCodegenStats stats,
+                           GenerateNativeKernels(spec, NativeTarget{options.target_cpu}));
+    if (options.native_stats != nullptr) *options.native_stats = std::move(stats);
+  }
   return spec;
 }
 

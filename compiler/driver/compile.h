@@ -10,16 +10,20 @@
 // layers) and "dce" (>= 2), "fused" (operator fusion, >= 1 unless `fuse` is false),
 // "anf" (A-normal form, always), then code generation, with memory planning and
 // register allocation from opt_level 1. The result is verified before it is returned.
+// With a `target_cpu`, the fused groups are then compiled to native code for it
+// (compiler/llvm/native_codegen.h).
 #ifndef DYNVM_COMPILER_DRIVER_COMPILE_H_
 #define DYNVM_COMPILER_DRIVER_COMPILE_H_
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/module.h"
+#include "compiler/llvm/native_codegen.h"
 #include "vm/executable.h"
 
 namespace dynvm::compiler {
@@ -31,6 +35,11 @@ struct CompileOptions {
   std::function<void(std::string_view pass, const Module& module)> after_pass;
   // If set, receives what the bytecode passes did.
   CodegenStats* codegen_stats = nullptr;
+  // The CPU to generate native kernels for ("native", "x86-64-v3", ...: NativeTarget);
+  // empty: none, every kernel is the library's. vm_compile's default is "native".
+  std::string target_cpu;
+  // If set (and native code is generated), receives what native codegen did.
+  NativeCodegenStats* native_stats = nullptr;
 };
 
 // The names of the passes CompileModule runs with `options`, in order.

@@ -307,6 +307,15 @@ void AppendFunction(std::string* out, const vm::Function& func, Context& ctx) {
 
 std::string Disassemble(const vm::ExecutableSpec& spec) {
   std::string out = absl::StrCat(".producer ", QuoteString(spec.producer), "\n");
+  if (!spec.native.object.empty()) {
+    // Machine code has no text form: a comment says what there is, and the kernels
+    // that run it (`native.fused_elementwise`) show the programs they compute.
+    absl::StrAppendFormat(&out,
+                          "; native code: %d bytes of x86-64 object code for cpu '%s' "
+                          "(requires %s); not reassembled by vm_as\n",
+                          spec.native.object.size(), spec.native.cpu,
+                          absl::StrJoin(spec.native.features, ", "));
+  }
   const std::vector<std::string> kernel_names = KernelNames(spec.kernels);
   if (!spec.kernels.empty()) out += "\n";
   for (size_t i = 0; i < spec.kernels.size(); ++i) {

@@ -70,7 +70,10 @@ std::shared_ptr<const vm::Executable> Compile(const ModelCase& m) {
   absl::StatusOr<Module> mod = onnx_frontend::ImportOnnxFile(ModelDir(m) + "/" + m.file);
   EXPECT_TRUE(mod.ok()) << mod.status();
   if (!mod.ok()) return nullptr;
-  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, CompileOptions{});
+  // vm_compile's path: fused groups become native code for this machine.
+  CompileOptions options;
+  options.target_cpu = "native";
+  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, options);
   EXPECT_TRUE(spec.ok()) << spec.status();
   if (!spec.ok()) return nullptr;
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =

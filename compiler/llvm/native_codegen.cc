@@ -1,0 +1,177 @@
+#include "compiler/llvm/native_codegen.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "compiler/llvm/fused_kernel.h"
+#include "kernels/cpu_features.h"
+#include "kernels/fused_elementwise.h"
+#include "kernels/native_elementwise.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Host.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+
+namespace dynvm::compiler {
+namespace {
+
+void InitializeLlvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+// The target machine for `cpu` on this host's x86-64 triple.
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const std::string& cpu) {
+  InitializeLlvm();
+  const std::string triple = llvm::sys::getProcessTriple();
+  if (!llvm::StringRef(triple).startswith("x86_64")) {
+    return absl::UnimplementedError(
+        absl::StrFormat("native kernels are generated for x86-64 only, not %s", triple));
+  }
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) {
+    return absl::InternalError(absl::StrFormat("llvm has no target for %s: %s", triple, error));
+  }
+  std::string name = cpu;
+  std::string features;
+  if (cpu == "native") {
+    name = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> host;
+    if (llvm::sys::getHostCPUFeatures(host)) {
+      for (const auto& f : host) {
+        absl::StrAppend(&features, features.empty() ? "" : ",", f.getValue() ? "+" : "-",
+                        f.getKey().str());
+      }
+    }
+  }
+  // Checked before the target machine exists, which would warn on stderr and go on.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple, "", ""));
+  if (generic == nullptr || !generic->isCPUStringValid(name)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unknown target cpu '%s': expected native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or "
+        "an llvm cpu name such as skylake or znver3", cpu));
+  }
+  llvm::TargetOptions options;  // no fast-math: contraction only where the IR asks for an fma
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, name, features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
+      llvm::CodeGenOpt::Aggressive));
+  if (machine == nullptr) {
+    return absl::InternalError(absl::StrFormat("llvm cannot target cpu '%s'", name));
+  }
+  return machine;
+}
+
+// The features of kernels::KnownCpuFeatures() the target has: what its code may use.
+std::vector<std::string> RequiredFeatures(const llvm::TargetMachine& machine) {
+  std::vector<std::string> out;
+  for (std::string_view f : kernels::KnownCpuFeatures()) {
+    if (machine.getMCSubtargetInfo()->checkFeatures("+" + std::string(f))) out.emplace_back(f);
+  }
+  return out;
+}
+
+// Optimises `module` (the O2 pipeline: no fast-math flags are set, so nothing is
+// reassociated or contracted) and emits it as an object file.
+absl::StatusOr<std::string> EmitObject(llvm::Module& module, llvm::TargetMachine& machine) {
+  std::string verify_errors;
+  llvm::raw_string_ostream verify_os(verify_errors);
+  if (llvm::verifyModule(module, &verify_os)) {
+    return absl::InternalError(absl::StrCat("generated IR is invalid: ", verify_os.str()));
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, mam);
+
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, os, nullptr, llvm::CGFT_ObjectFile)) {
+    return absl::InternalError("llvm cannot emit an object file for this target");
+  }
+  passes.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace
+
+absl::StatusOr<NativeCodegenStats> GenerateNativeKernels(vm::ExecutableSpec& spec,
+                                                         const NativeTarget& target) {
+  if (!spec.native.object.empty()) {
+    return absl::FailedPreconditionError("the executable already has native code");
+  }
+  DYNVM_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                         MakeTargetMachine(target.cpu));
+  NativeCodegenStats stats;
+  stats.cpu = machine->getTargetCPU().str();
+  stats.features = RequiredFeatures(*machine);
+  const llvm::MCSubtargetInfo& sti = *machine->getMCSubtargetInfo();
+  stats.vector_width = sti.checkFeatures("+avx512f") ? 16 : sti.checkFeatures("+avx") ? 8 : 4;
+  const bool has_fma = sti.checkFeatures("+fma");
+
+  llvm::LLVMContext context;
+  llvm::Module module("dynvm_native", context);
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(machine->getTargetTriple().str());
+
+  std::map<std::string, std::string> symbol_of;  // program text -> kernel name
+  std::vector<std::pair<size_t, std::string>> rewrites;  // entry -> kernel name
+  for (size_t e = 0; e < spec.kernels.size(); ++e) {
+    const vm::KernelEntry& entry = spec.kernels[e];
+    if (entry.name != "fused_elementwise") continue;
+    DYNVM_ASSIGN_OR_RETURN(const std::string text, kernels::GetStringAttr(entry.attrs, "program"));
+    auto [it, inserted] = symbol_of.try_emplace(text, absl::StrCat("dynvm_fused_", symbol_of.size()));
+    if (inserted) {
+      absl::StatusOr<kernels::FusedProgram> program = kernels::FusedProgram::Parse(text);
+      if (!program.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("kernel table entry %d: %s", e, program.status().message()));
+      }
+      DYNVM_RETURN_IF_ERROR(llvm_codegen::EmitFusedKernel(*program, it->second, module,
+                                                          stats.vector_width, has_fma));
+    }
+    rewrites.emplace_back(e, it->second);
+  }
+  if (rewrites.empty()) return stats;
+  DYNVM_ASSIGN_OR_RETURN(std::string object, EmitObject(module, *machine));
+
+  for (const auto& [e, symbol] : rewrites) {
+    vm::KernelEntry& entry = spec.kernels[e];
+    entry.name = kernels::kNativeElementwiseKernel;
+    entry.attrs["symbol"] = symbol;
+  }
+  stats.entries = static_cast<int>(rewrites.size());
+  stats.kernels = static_cast<int>(symbol_of.size());
+  stats.object_bytes = object.size();
+  spec.native = vm::NativeCode{stats.cpu, stats.features, std::move(object)};
+  return stats;
+}
+
+}  // namespace dynvm::compiler

@@ -1,0 +1,331 @@
+// Tests of compiler/llvm: generated fused_elementwise kernels against the unfused
+// library kernels (each operator run alone through the registry) on random chains and
+// random broadcast shapes, for three targets; the executable's kernel table after
+// codegen, the round trip through the file format, and the loader's CPU check.
+//
+// Tolerance. The generated code is the library's AVX2+FMA math operation for operation
+// (compiler/llvm/vector_ir.h), so on an FMA target, while the library itself runs its
+// AVX2 table, results are compared bit for bit (any NaN equals any NaN). Otherwise —
+// x86-64-v2 has no FMA, and DYNVM_ISA=scalar puts the library on its portable table —
+// the two differ by the math functions' rounding: each operator alone is compared
+// within 4e-6 relative plus 1e-6 absolute where both are finite (NaN and infinities
+// must agree). Longer chains are compared only bit for bit: through floor_mod, sign or
+// a pole, a rounding difference of one step may change the next step's result by any
+// amount, so no tolerance bounds a chain.
+#include "compiler/llvm/native_codegen.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu_features.h"
+#include "kernels/native_elementwise.h"
+#include "objects/allocator.h"
+#include "serializer/executable_file.h"
+#include "tests/kernels/fused_chain_util.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "vm/bytecode.h"
+#include "vm/executable.h"
+
+namespace dynvm::compiler {
+namespace {
+
+using ::dynvm::kernels::testing::Chain;
+using ::dynvm::kernels::testing::ExpectSameBits;
+using ::dynvm::kernels::testing::Input;
+using ::dynvm::kernels::testing::kFusedOps;
+using ::dynvm::kernels::testing::OpInfo;
+using ::dynvm::kernels::testing::ProgramText;
+using ::dynvm::kernels::testing::RandomChain;
+using ::dynvm::kernels::testing::RandomInputs;
+using ::dynvm::kernels::testing::RandomShape;
+using ::dynvm::kernels::testing::RandomTensor;
+using ::dynvm::kernels::testing::RunUnfused;
+using ::dynvm::kernels::testing::Temp;
+using ::dynvm::kernels::testing::TensorOf;
+using ::testing::HasSubstr;
+
+// An executable whose kernel table is one fused_elementwise entry per program.
+vm::ExecutableSpec SpecWith(const std::vector<std::pair<std::string, int>>& programs) {
+  vm::ExecutableSpec spec;
+  vm::Function main;
+  main.name = "main";
+  main.num_registers = 1;
+  EXPECT_TRUE(vm::EncodeInstruction(vm::Instruction{vm::Opcode::kRet, {0}, {}}, &main.code).ok());
+  spec.functions.push_back(main);
+  for (const auto& [program, inputs] : programs) {
+    spec.kernels.push_back(
+        vm::KernelEntry{"fused_elementwise", {{"program", program}}, static_cast<uint32_t>(inputs), 1});
+  }
+  return spec;
+}
+
+// `spec` compiled for `cpu` and loaded, or null (with a test failure).
+std::shared_ptr<const vm::Executable> Build(vm::ExecutableSpec spec, const std::string& cpu) {
+  absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {cpu});
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  if (!stats.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+      vm::Executable::Create(std::move(spec), kernels::DefaultRegistry());
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  return exe.ok() ? *exe : nullptr;
+}
+
+absl::StatusOr<NDArray> Call(const vm::Executable& exe, int entry,
+                             const std::vector<NDArray>& inputs) {
+  const kernels::BoundKernel& k = exe.kernel(entry);
+  std::vector<NDArrayObj*> in;
+  for (const NDArray& x : inputs) in.push_back(x.get());
+  Shape shape;
+  if (absl::Status s = k.InferShapes(in.data(), &shape); !s.ok()) return s;
+  absl::StatusOr<NDArray> out = NDArrayObj::Empty(shape, DType::kF32, MakeNaiveAllocator());
+  if (!out.ok()) return out.status();
+  in.push_back(out->get());
+  static kernels::ThreadPool pool(2);
+  if (absl::Status s = k.Call(in.data(), pool); !s.ok()) return s;
+  return out;
+}
+
+// Whether results must equal the library's bit for bit (see the file comment).
+bool BitExact(const std::string& cpu) { return kernels::UseAvx2Fma() && cpu != "x86-64-v2"; }
+
+void ExpectClose(const NDArray& got, const NDArray& want, const std::string& what) {
+  ASSERT_EQ(got->shape(), want->shape()) << what;
+  const float* g = got->data_as<float>();
+  const float* w = want->data_as<float>();
+  int reported = 0;
+  for (int64_t i = 0; i < got->num_elements() && reported < 5; ++i) {
+    const bool same = std::isnan(g[i]) ? std::isnan(w[i])
+                      : std::isfinite(w[i])
+                          ? std::fabs(g[i] - w[i]) <= 4e-6f * std::fabs(w[i]) + 1e-6f
+                          : g[i] == w[i];
+    if (!same) {
+      ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", expected " << w[i];
+      ++reported;
+    }
+  }
+}
+
+// The targets: this machine, the x86-64 levels without FMA (4 lanes), with AVX2+FMA
+// (8 lanes), and with AVX-512 (16 lanes). A CPU without AVX-512 cannot run the last:
+// there the test checks that loading it is refused instead.
+class NativeCodegenTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Whether this CPU runs GetParam()'s code; if not, expects `spec`'s code compiled for
+  // it to be refused at load, naming the missing feature.
+  bool Runnable(vm::ExecutableSpec spec) const {
+    if (GetParam() != "x86-64-v4" || kernels::CpuHasFeature("avx512f")) return true;
+    EXPECT_TRUE(GenerateNativeKernels(spec, {GetParam()}).ok());
+    absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), HasSubstr("lacks avx512f"));
+    return false;
+  }
+};
+
+TEST_P(NativeCodegenTest, RandomChainsMatchTheUnfusedKernels) {
+  std::mt19937 rng(7);
+  std::vector<Chain> chains;
+  std::vector<std::pair<std::string, int>> programs;
+  for (int round = 0; round < 3; ++round) {
+    for (const OpInfo& op : kFusedOps) {
+      int num_inputs = 0;
+      chains.push_back(RandomChain(op, round == 0 ? 1 : 1 + static_cast<int>(rng() % 6), 4,
+                                   &num_inputs, rng));
+      programs.emplace_back(ProgramText(chains.back()), num_inputs);
+    }
+  }
+  if (!Runnable(SpecWith(programs))) return;
+  std::shared_ptr<const vm::Executable> exe = Build(SpecWith(programs), GetParam());
+  ASSERT_NE(exe, nullptr);
+  for (size_t c = 0; c < chains.size(); ++c) {
+    ASSERT_EQ(exe->kernel(c).name(), kernels::kNativeElementwiseKernel);
+    for (int shapes = 0; shapes < 4; ++shapes) {
+      const std::vector<NDArray> inputs =
+          RandomInputs(shapes == 0 ? std::vector<int64_t>{37, 611} : RandomShape(rng),
+                       programs[c].second, rng);
+      std::vector<std::string> dims;
+      for (const NDArray& x : inputs) dims.push_back(ShapeToString(x->shape()));
+      const std::string what = absl::StrCat(programs[c].first, " on ", absl::StrJoin(dims, ", "));
+      absl::StatusOr<NDArray> want = RunUnfused(chains[c], inputs);
+      ASSERT_TRUE(want.ok()) << what << ": " << want.status();
+      absl::StatusOr<NDArray> got = Call(*exe, static_cast<int>(c), inputs);
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+      if (BitExact(GetParam())) {
+        ExpectSameBits(*got, *want, what);
+      } else if (chains[c].size() == 1) {
+        ExpectClose(*got, *want, what);
+      }
+    }
+  }
+}
+
+TEST_P(NativeCodegenTest, SpecialValuesMatchTheUnfusedKernels) {
+  // NaN, infinities, signed zeros, subnormals, the edges of exp and erf's clamps, and
+  // sin/cos arguments beyond the reduction (libm's lanes, mixed with reduced ones).
+  const std::vector<float> specials = {
+      NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 88.8f, 89.0f, -104.0f,
+      -105.0f, 3.92f, -3.92f, 0.625f, -0.625f, 8192.0f, 8193.0f, -1e6f, 1e30f, 2.5f,
+      -2.5f, 0.5f, 1.5f, 1e-3f, -7.0f, 12345.678f, 3.0e38f, 1.0f, -1.0f};
+  std::vector<std::pair<std::string, int>> programs;
+  std::vector<Chain> chains;
+  std::mt19937 rng(11);
+  for (const OpInfo& op : kFusedOps) {
+    int num_inputs = 0;
+    chains.push_back(RandomChain(op, 1, 2, &num_inputs, rng));
+    programs.emplace_back(ProgramText(chains.back()), num_inputs);
+  }
+  // tan: LLVM merges the libm calls of sin and cos of one value into sincosf.
+  chains.push_back({{"sin", {Input(0)}}, {"cos", {Input(0)}}, {"divide", {Temp(0), Temp(1)}}});
+  programs.emplace_back(ProgramText(chains.back()), 1);
+  if (!Runnable(SpecWith(programs))) return;
+  std::shared_ptr<const vm::Executable> exe = Build(SpecWith(programs), GetParam());
+  ASSERT_NE(exe, nullptr);
+  const int64_t n = static_cast<int64_t>(specials.size());
+  std::vector<float> a, b;  // every pair of specials
+  for (float x : specials) {
+    for (float y : specials) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  const NDArray x = TensorOf<float>({n, n}, a);
+  const NDArray y = TensorOf<float>({n, n}, b);
+  for (size_t c = 0; c < chains.size(); ++c) {
+    std::vector<NDArray> inputs = {x, y};
+    inputs.resize(programs[c].second);
+    absl::StatusOr<NDArray> want = RunUnfused(chains[c], inputs);
+    absl::StatusOr<NDArray> got = Call(*exe, static_cast<int>(c), inputs);
+    ASSERT_TRUE(want.ok() && got.ok()) << programs[c].first;
+    if (BitExact(GetParam())) {
+      ExpectSameBits(*got, *want, programs[c].first);
+    } else if (chains[c].size() == 1) {
+      ExpectClose(*got, *want, programs[c].first);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, NativeCodegenTest,
+                         ::testing::Values("native", "x86-64-v2", "x86-64-v3", "x86-64-v4"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+TEST(NativeCodegen, RewritesTheKernelTableAndSharesKernelsOfOneProgram) {
+  vm::ExecutableSpec spec = SpecWith({{"t0 = add(i0, i1); t1 = tanh(t0)", 2},
+                                      {"t0 = exp(i0)", 1},
+                                      {"t0 = add(i0, i1); t1 = tanh(t0)", 2}});
+  spec.kernels.push_back(vm::KernelEntry{"add", {}, 2, 1});
+  absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {"x86-64-v3"});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->entries, 3);
+  EXPECT_EQ(stats->kernels, 2);
+  EXPECT_EQ(stats->vector_width, 8);
+  EXPECT_EQ(stats->cpu, "x86-64-v3");
+  EXPECT_THAT(stats->features, ::testing::IsSupersetOf({"avx2", "fma", "avx"}));
+  EXPECT_EQ(spec.native.features, stats->features);
+  EXPECT_EQ(spec.kernels[0].name, kernels::kNativeElementwiseKernel);
+  EXPECT_EQ(std::get<std::string>(spec.kernels[0].attrs.at("program")),
+            "t0 = add(i0, i1); t1 = tanh(t0)");
+  EXPECT_EQ(spec.kernels[0].attrs.at("symbol"), spec.kernels[2].attrs.at("symbol"));
+  EXPECT_NE(spec.kernels[0].attrs.at("symbol"), spec.kernels[1].attrs.at("symbol"));
+  EXPECT_EQ(spec.kernels[3].name, "add");
+  EXPECT_EQ(spec.native.object.substr(0, 4), "\x7f" "ELF");
+  // Twice is an error, not a second object.
+  EXPECT_EQ(GenerateNativeKernels(spec, {"x86-64-v3"}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(NativeCodegen, AnExecutableWithoutFusedGroupsGetsNoCode) {
+  vm::ExecutableSpec spec = SpecWith({});
+  absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {"native"});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->entries, 0);
+  EXPECT_TRUE(spec.native.object.empty());
+}
+
+TEST(NativeCodegen, UnknownCpuIsAnError) {
+  vm::ExecutableSpec spec = SpecWith({{"t0 = exp(i0)", 1}});
+  absl::Status status = GenerateNativeKernels(spec, {"pentium-9000"}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("unknown target cpu 'pentium-9000'"));
+  EXPECT_EQ(spec.kernels[0].name, "fused_elementwise");
+}
+
+TEST(NativeCodegen, SurvivesTheFileFormat) {
+  vm::ExecutableSpec spec = SpecWith({{"t0 = multiply(i0, i1); t1 = sigmoid(t0)", 2}});
+  ASSERT_TRUE(GenerateNativeKernels(spec, {"native"}).ok());
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+      serializer::ReloadExecutable(spec, kernels::DefaultRegistry());
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->spec().native, spec.native);
+  std::mt19937 rng(3);
+  const std::vector<NDArray> inputs = {RandomTensor({5, 77}, DType::kF32, rng),
+                                       RandomTensor({77}, DType::kF32, rng)};
+  absl::StatusOr<NDArray> got = Call(**exe, 0, inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const float* g = (*got)->data_as<float>();
+  const float* a = inputs[0]->data_as<float>();
+  const float* b = inputs[1]->data_as<float>();
+  for (int i = 0; i < 5 * 77; ++i) {
+    EXPECT_NEAR(g[i], 1.0 / (1.0 + std::exp(-double{a[i]} * b[i % 77])), 1e-6) << i;
+  }
+}
+
+TEST(NativeCodegen, CallErrorsAreTheFusedKernelsWithTheNativeName) {
+  std::shared_ptr<const vm::Executable> exe = Build(SpecWith({{"t0 = add(i0, i1)", 2}}), "native");
+  ASSERT_NE(exe, nullptr);
+  absl::Status status = Call(*exe, 0, {TensorOf<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                       TensorOf<float>({4}, {1, 2, 3, 4})})
+                            .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("native.fused_elementwise: input i1"));
+  status = Call(*exe, 0, {TensorOf<float>({2}, {1, 2}), TensorOf<int32_t>({2}, {1, 2})}).status();
+  EXPECT_THAT(status.message(), HasSubstr("input i1 has dtype i32, expected f32"));
+}
+
+TEST(NativeCodegen, TheLoaderRefusesCodeForAnotherCpu) {
+  vm::NativeCode code{"sapphirerapids", {"avx2", "fma", "avx512f"}, "\x7f" "ELF"};
+  const auto no_avx512 = [](std::string_view f) { return f != "avx512f"; };
+  absl::Status status = vm::CheckNativeCodeRuns(code, no_avx512);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("generated for cpu 'sapphirerapids'"));
+  EXPECT_THAT(status.message(), HasSubstr("this CPU lacks avx512f"));
+  EXPECT_TRUE(vm::CheckNativeCodeRuns(code, [](std::string_view) { return true; }).ok());
+  code.features.push_back("quantum");
+  status = vm::CheckNativeCodeRuns(code, [](std::string_view) { return true; });
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("CPU feature 'quantum'"));
+  // Create runs the check with this CPU's answers, before loading anything.
+  vm::ExecutableSpec spec = SpecWith({});
+  spec.native = vm::NativeCode{"future", {"avx512f"}, "not an object"};
+  if (!kernels::CpuHasFeature("avx512f")) {
+    EXPECT_EQ(vm::Executable::Create(spec, kernels::DefaultRegistry()).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+}
+
+TEST(NativeCodegen, NativeEntriesNeedNativeCode) {
+  vm::ExecutableSpec spec = SpecWith({});
+  spec.kernels.push_back(vm::KernelEntry{
+      kernels::kNativeElementwiseKernel, {{"program", std::string("t0 = exp(i0)")}, {"symbol", std::string("k")}}, 1, 1});
+  absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("runs native code, and the executable has none"));
+}
+
+}  // namespace
+}  // namespace dynvm::compiler
