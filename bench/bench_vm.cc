@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/heap_counter.h"
+#include "base/testing/heap_counter.h"
 #include "benchmark/benchmark.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
@@ -48,7 +48,7 @@ std::shared_ptr<const vm::Executable> Build(std::string_view text,
 void RunLoop(benchmark::State& state, vm::VirtualMachine& machine, std::string_view function,
              std::vector<Value> args, const char* counter, double units_per_call) {
   if (!machine.Invoke(function, args).ok()) std::abort();  // warm up: grow the stack
-  const int64_t allocations_before = bench::HeapAllocations();
+  const int64_t allocations_before = testing::HeapAllocations();
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     absl::StatusOr<Value> out = machine.Invoke(function, args);
@@ -56,7 +56,7 @@ void RunLoop(benchmark::State& state, vm::VirtualMachine& machine, std::string_v
   }
   const double ns = std::chrono::duration<double, std::nano>(
                         std::chrono::steady_clock::now() - start).count();
-  const double allocations = static_cast<double>(bench::HeapAllocations() - allocations_before);
+  const double allocations = static_cast<double>(testing::HeapAllocations() - allocations_before);
   const double iterations = static_cast<double>(state.iterations());
   state.counters[counter] = ns / (iterations * units_per_call);
   state.counters["heap_allocs"] = allocations / iterations;

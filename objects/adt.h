@@ -42,15 +42,16 @@ class ValueArrayObject : public Object {
   template <typename Get, typename... Args>
   static ObjectRef<Derived> AllocateFrom(uint32_t size, Get&& get, Args&&... args) {
     static_assert(alignof(Derived) >= alignof(Value));
-    void* mem = ::operator new(sizeof(Derived) + size * sizeof(Value));
+    void* mem = AllocateObjectMemory(sizeof(Derived) + size * sizeof(Value));
     auto* obj = new (mem) Derived(std::forward<Args>(args)..., size);
     Value* dst = obj->mutable_fields().data();
     for (uint32_t i = 0; i < size; ++i) new (dst + i) Value(get(i));
     ObjectAllocator<Derived>::SetDeleter(obj, [](Object* o) {
       auto* self = static_cast<Derived*>(o);
+      const size_t bytes = sizeof(Derived) + self->size() * sizeof(Value);
       for (Value& v : self->mutable_fields()) v.~Value();
       self->~Derived();
-      ::operator delete(static_cast<void*>(self));
+      FreeObjectMemory(self, bytes);
     });
     return ObjectRef<Derived>(obj);
   }

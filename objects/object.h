@@ -15,8 +15,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <string_view>
 #include <utility>
+
+#include "objects/object_memory.h"
 
 namespace dynvm {
 
@@ -117,14 +120,26 @@ class ObjectRef {
   T* ptr_ = nullptr;
 };
 
-// Allocates `T` with operator new and installs the matching deleter. Types with
-// trailing storage provide their own factory instead.
+// Allocates `T` from the per-thread object caches (objects/object_memory.h) and
+// installs the matching deleter. Types with trailing storage provide their own factory
+// instead.
 template <typename T>
 struct ObjectAllocator {
   template <typename... Args>
   static T* New(Args&&... args) {
-    T* obj = new T(std::forward<Args>(args)...);
-    obj->deleter_ = [](Object* o) { delete static_cast<T*>(o); };
+    static_assert(alignof(T) <= internal::kObjectMemoryAlignment);
+    // Frees the memory if T's constructor throws (no try: some callers are built
+    // without exceptions).
+    struct Guard {
+      void* mem;
+      ~Guard() { internal::FreeObjectMemory(mem, sizeof(T)); }
+    } guard{internal::AllocateObjectMemory(sizeof(T))};
+    T* obj = new (guard.mem) T(std::forward<Args>(args)...);
+    guard.mem = nullptr;
+    obj->deleter_ = [](Object* o) {
+      static_cast<T*>(o)->~T();
+      internal::FreeObjectMemory(o, sizeof(T));
+    };
     return obj;
   }
   // For types that placement-new themselves into raw memory: installs `deleter`.

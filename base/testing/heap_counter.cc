@@ -1,4 +1,4 @@
-#include "bench/heap_counter.h"
+#include "base/testing/heap_counter.h"
 
 #include <atomic>
 #include <cstddef>
@@ -21,11 +21,11 @@ void* Allocate(size_t size, size_t alignment) {
 
 }  // namespace
 
-namespace dynvm::bench {
+namespace dynvm::testing {
 
 int64_t HeapAllocations() { return g_allocations.load(std::memory_order_relaxed); }
 
-}  // namespace dynvm::bench
+}  // namespace dynvm::testing
 
 void* operator new(size_t size) { return Allocate(size, 0); }
 void* operator new[](size_t size) { return Allocate(size, 0); }
