@@ -7,6 +7,7 @@
 #include "kernels/creation.h"
 #include "kernels/dynamic.h"
 #include "kernels/fused_elementwise.h"
+#include "kernels/native_elementwise.h"
 #include "kernels/index.h"
 #include "kernels/kernel.h"
 #include "kernels/matmul.h"
@@ -23,6 +24,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterFusedElementwiseKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterNativeElementwiseKernel(registry));
   DYNVM_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterTransformKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterSliceKernels(registry));

@@ -54,6 +54,7 @@
 #include "kernels/elementwise/ukernels.h"
 #include "kernels/internal/checks.h"
 #include "kernels/internal/scratch.h"
+#include "kernels/native_elementwise.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -723,6 +724,59 @@ absl::Status FusedKernel(const KernelCall& call) {
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------------------
+// Native evaluation: the row functions compiled for the program (compiler/llvm) over
+// the broadcast loop of the inputs, one call per run along its innermost axis.
+
+struct NativePlan {
+  BroadcastLoop<kMaxInputs> loop;
+  std::array<const float*, kMaxInputs> data{};
+  std::array<int64_t, kMaxInputs> strides{};  // along the innermost axis: 0 or 1
+  size_t num_inputs = 0;
+  NativeRowFn row = nullptr;
+
+  // Elements [begin, end) of the output into dst[0, end - begin).
+  void Run(int64_t begin, int64_t end, float* dst) const {
+    ForEachBroadcastRun(loop, begin, end,
+                        [&](const std::array<int64_t, kMaxInputs>& offsets, int64_t pos,
+                            int64_t n) {
+                          std::array<const float*, kMaxInputs> in;
+                          for (size_t j = 0; j < num_inputs; ++j) in[j] = data[j] + offsets[j];
+                          row(dst + (pos - begin), in.data(), strides.data(), n);
+                        });
+  }
+};
+
+// The plan of `inputs` broadcast to `shape`; the contiguous variant when every input
+// advances along the innermost axis, else the strided one.
+NativePlan MakeNativePlan(const NativeElementwiseCode& code, absl::Span<NDArrayObj* const> inputs,
+                          absl::Span<const int64_t> shape) {
+  NativePlan plan;
+  std::array<absl::Span<const int64_t>, kMaxInputs> shapes{};  // absent inputs: scalars
+  plan.num_inputs = inputs.size();
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    shapes[j] = inputs[j]->shape();
+    plan.data[j] = inputs[j]->data_as<float>();
+  }
+  plan.loop = MakeBroadcastLoop<kMaxInputs>(shapes, shape);
+  plan.strides = plan.loop.inner_strides();
+  bool contiguous = true;
+  for (size_t j = 0; j < inputs.size(); ++j) contiguous = contiguous && plan.strides[j] == 1;
+  plan.row = contiguous ? code.contiguous : code.strided;
+  return plan;
+}
+
+class NativeRangeEvaluator final : public FusedRangeEvaluator {
+ public:
+  explicit NativeRangeEvaluator(const NativePlan& plan) : plan_(plan) {}
+  void EvaluateRange(int64_t begin, int64_t count, float* dst) const override {
+    plan_.Run(begin, begin + count, dst);
+  }
+
+ private:
+  const NativePlan& plan_;
+};
+
 }  // namespace
 
 int FusedElementwiseArity(std::string_view op) {
@@ -742,11 +796,18 @@ absl::Status RegisterFusedElementwiseKernels(KernelRegistry& registry) {
 // ---------------------------------------------------------------------------------------
 // FusedProgram.
 
-absl::StatusOr<FusedProgram> FusedProgram::Parse(std::string_view text, std::string_view attr) {
+absl::StatusOr<FusedProgram> FusedProgram::Parse(std::string_view text, std::string_view attr,
+                                                 const BindContext& context) {
   DYNVM_ASSIGN_OR_RETURN(Program program,
                          ParseProgram(absl::string_view(text.data(), text.size()),
                                       absl::string_view(attr.data(), attr.size())));
-  return FusedProgram(std::make_shared<const Program>(std::move(program)));
+  FusedProgram out(std::make_shared<const Program>(std::move(program)));
+  if (context.native_program) {
+    if (const NativeElementwiseCode* code = context.native_program(text)) {
+      out.native_ = std::make_shared<const NativeElementwiseCode>(*code);
+    }
+  }
+  return out;
 }
 
 std::vector<FusedStatement> FusedProgram::Statements() const {
@@ -792,6 +853,11 @@ absl::StatusOr<Shape> FusedProgram::InferShape(std::string_view op,
 
 void FusedProgram::Prepare(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
                            absl::FunctionRef<void(const FusedRangeEvaluator&)> fn) const {
+  if (native_ != nullptr) {
+    const NativePlan plan = MakeNativePlan(*native_, inputs, shape);
+    fn(NativeRangeEvaluator(plan));
+    return;
+  }
   WithPlan(*static_cast<const Program*>(program_.get()), inputs, shape,
            [&](const auto& plan) { fn(RangeEvaluator(plan)); });
 }
@@ -805,6 +871,15 @@ void FusedProgram::EvaluateRange(absl::Span<NDArrayObj* const> inputs,
 
 void FusedProgram::Evaluate(absl::Span<NDArrayObj* const> inputs, absl::Span<const int64_t> shape,
                             float* out, ThreadPool& pool) const {
+  if (native_ != nullptr) {
+    const NativePlan plan = MakeNativePlan(*native_, inputs, shape);
+    // Each statement costs about as much as streaming one more array.
+    const int64_t bytes_per_element =
+        sizeof(float) * static_cast<int64_t>(inputs.size() + 1 + num_statements());
+    pool.ParallelFor(plan.loop.num_elements, internal::GrainForBytes(bytes_per_element),
+                     [&](int64_t begin, int64_t end) { plan.Run(begin, end, out + begin); });
+    return;
+  }
   WithPlan(*static_cast<const Program*>(program_.get()), inputs, shape, [&](const auto& plan) {
     if (plan.loop.num_elements > 0) EvaluateAll(plan, out, pool);
   });

@@ -95,9 +95,14 @@ class FusedProgram {
  public:
   // Parses `text` in fused_elementwise's grammar with fused_elementwise's errors
   // (InvalidArgument), naming attribute `attr` where a message names the program's
-  // attribute.
+  // attribute. If `context` has native code for `text`, the program runs it.
   static absl::StatusOr<FusedProgram> Parse(std::string_view text,
-                                            std::string_view attr = "program");
+                                            std::string_view attr = "program",
+                                            const BindContext& context = {});
+
+  // Whether evaluation runs native code (compiler/llvm) rather than the library's
+  // evaluator. Either way the results are the same (see docs/native.md).
+  bool native() const { return native_ != nullptr; }
 
   // The statements in order; the last one's result is the output.
   std::vector<FusedStatement> Statements() const;
@@ -132,6 +137,7 @@ class FusedProgram {
   explicit FusedProgram(std::shared_ptr<const void> program) : program_(std::move(program)) {}
 
   std::shared_ptr<const void> program_;  // the parsed program (fused_elementwise.cc)
+  std::shared_ptr<const NativeElementwiseCode> native_;  // null: the library's evaluator
 };
 
 }  // namespace dynvm::kernels

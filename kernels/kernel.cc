@@ -13,6 +13,10 @@ absl::Status KernelRegistry::Register(KernelDef def) {
   if (def.name.empty() || def.fn == nullptr) {
     return absl::InvalidArgumentError("kernel definition needs a name and a function");
   }
+  if (def.bind != nullptr && def.bind_in_context != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("kernel '%s' sets both bind and bind_in_context", def.name));
+  }
   if (defs_.contains(def.name)) {
     return absl::AlreadyExistsError(absl::StrFormat("kernel '%s' registered twice", def.name));
   }
@@ -35,7 +39,8 @@ std::vector<std::string> KernelRegistry::Names() const {
 }
 
 absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const Attrs& attrs,
-                                                 int num_inputs, int num_outputs) const {
+                                                 int num_inputs, int num_outputs,
+                                                 const BindContext& context) const {
   auto it = defs_.find(absl::string_view(name.data(), name.size()));
   if (it == defs_.end()) {
     return absl::NotFoundError(absl::StrFormat("no kernel named '%s'", name));
@@ -51,8 +56,9 @@ absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const At
         num_inputs, num_outputs));
   }
   std::shared_ptr<const void> state;
-  if (def.bind != nullptr) {
-    absl::StatusOr<std::shared_ptr<const void>> bound = def.bind(attrs);
+  if (def.bind != nullptr || def.bind_in_context != nullptr) {
+    absl::StatusOr<std::shared_ptr<const void>> bound =
+        def.bind != nullptr ? def.bind(attrs) : def.bind_in_context(attrs, context);
     if (!bound.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("kernel '%s': %s", name, bound.status().message()));

@@ -16,6 +16,7 @@
 #define DYNVM_KERNELS_KERNEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -79,6 +80,21 @@ using ShapeFn = absl::Status (*)(const ShapeCall& call);
 // Parses attributes into the kernel's private state. Errors name the attribute.
 using BindFn = absl::StatusOr<std::shared_ptr<const void>> (*)(const Attrs& attrs);
 
+struct NativeElementwiseCode;  // kernels/native_elementwise.h
+
+// What binding may draw on besides the attributes: the native code an executable
+// carries for its fused programs (compiler/llvm). A default context has none.
+struct BindContext {
+  // The row functions compiled for the fused program `text` (an attribute's value, as
+  // written), or null; valid during the Bind call. Empty: no native code.
+  std::function<const NativeElementwiseCode*(std::string_view text)> native_program;
+};
+
+// Bind for kernels whose attributes hold fused programs (a `program`, `prologue` or
+// `epilogue`): they take the context so that those programs run native code.
+using BindInContextFn = absl::StatusOr<std::shared_ptr<const void>> (*)(
+    const Attrs& attrs, const BindContext& context);
+
 // Arity value meaning "any number".
 inline constexpr int kVariadic = -1;
 
@@ -90,6 +106,7 @@ struct KernelDef {
   KernelFn fn = nullptr;
   BindFn bind = nullptr;       // null: the kernel takes no attributes
   ShapeFn shape_fn = nullptr;  // every library kernel has one
+  BindInContextFn bind_in_context = nullptr;  // instead of `bind` (at most one is set)
 };
 
 // A kernel resolved for one kernel-table entry, ready to call.
@@ -122,11 +139,11 @@ class KernelRegistry {
  public:
   // Adds `def`; AlreadyExists if the name is taken, InvalidArgument if incomplete.
   absl::Status Register(KernelDef def);
-  // Resolves `name` with `attrs` for a call with the given arity. NotFound for an
-  // unknown kernel; InvalidArgument for an arity the kernel does not take or a bad
-  // attribute.
+  // Resolves `name` with `attrs` for a call with the given arity, its fused programs
+  // running the native code `context` has for them. NotFound for an unknown kernel;
+  // InvalidArgument for an arity the kernel does not take or a bad attribute.
   absl::StatusOr<BoundKernel> Bind(std::string_view name, const Attrs& attrs, int num_inputs,
-                                   int num_outputs) const;
+                                   int num_outputs, const BindContext& context = {}) const;
   bool Contains(std::string_view name) const {
     return defs_.contains(absl::string_view(name.data(), name.size()));
   }

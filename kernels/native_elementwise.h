@@ -1,25 +1,26 @@
-// The runtime half of generated elementwise kernels: the row-function ABI the compiler's
-// LLVM code generator (compiler/llvm/fused_kernel.h) emits, and the kernel that drives
-// those functions over a broadcast call, in parallel, under the one calling convention.
+// The runtime half of generated elementwise code: the row-function ABI the compiler's
+// LLVM code generator emits for a fused program (compiler/llvm/fused_kernel.h), and the
+// kernel `native.fused_elementwise`.
 //
-// An executable whose fused chains were compiled to native code names them
-// `native.fused_elementwise` in its kernel table, with the attributes `program` (the
-// fused_elementwise program the code computes) and `symbol`. The loader (vm/executable.h)
-// finds `symbol`_contiguous and `symbol`_strided in the executable's native code and
-// binds them here:
+// An executable with native code maps each fused program text it compiled to a pair of
+// row functions. The loader (vm/executable.h) hands that map to binding as a
+// BindContext (kernels/kernel.h); every kernel that holds a fused program —
+// fused_elementwise's `program`, the `prologue` of nn.softmax and nn.layer_norm, the
+// `prologue` and `epilogue` of the reductions — then evaluates it with the native rows
+// (FusedProgram::Parse looks them up).
 //
-//   NativeElementwiseCode code{contiguous, strided, /*owner=*/module};
-//   DYNVM_ASSIGN_OR_RETURN(BoundKernel k, BindNativeElementwise(entry.attrs, code, 2, 1));
-//
-// A call computes what fused_elementwise with the same program computes (the same input
-// and output checks, the same errors), with `native.fused_elementwise` in messages.
+// `native.fused_elementwise` is fused_elementwise compiled: the compiler renames the
+// entries whose program it compiled, so that profiles and vm_dis show native code. It
+// takes the same inputs and output, with the same checks and messages (naming
+// `native.fused_elementwise`), and binding it without native code for its program is
+// an error.
 #ifndef DYNVM_KERNELS_NATIVE_ELEMENTWISE_H_
 #define DYNVM_KERNELS_NATIVE_ELEMENTWISE_H_
 
 #include <cstdint>
 #include <memory>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "kernels/kernel.h"
 
 namespace dynvm::kernels {
@@ -34,17 +35,15 @@ inline constexpr char kNativeElementwiseKernel[] = "native.fused_elementwise";
 using NativeRowFn = void (*)(float* out, const float* const* in, const int64_t* strides,
                              int64_t n);
 
+// The code compiled for one program.
 struct NativeElementwiseCode {
   NativeRowFn contiguous = nullptr;
   NativeRowFn strided = nullptr;
-  std::shared_ptr<const void> owner;  // keeps the code mapped while the kernel lives
+  std::shared_ptr<const void> owner;  // keeps the code mapped while a kernel uses it
 };
 
-// Binds a `native.fused_elementwise` entry: `attrs` are its attributes (`program` and
-// `symbol`, both strings), `code` the functions found for `symbol`. InvalidArgument for
-// a bad program or attribute, or an arity other than the program's inputs and 1 output.
-absl::StatusOr<BoundKernel> BindNativeElementwise(const Attrs& attrs, NativeElementwiseCode code,
-                                                  int num_inputs, int num_outputs);
+// Adds native.fused_elementwise to `registry`.
+absl::Status RegisterNativeElementwiseKernel(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels
 

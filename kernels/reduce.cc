@@ -113,7 +113,8 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> GetAxisAttr(const Attrs& att
   return absl::InvalidArgumentError("attribute 'axis' must be an int or an int list");
 }
 
-absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs& attrs) {
+absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs& attrs,
+                                             const BindContext& context) {
   if (IsArg(spec.kind)) {
     DYNVM_RETURN_IF_ERROR(
         CheckKnownAttrs(attrs, {"axis", "keepdims", "exclude", "select_last_index"}));
@@ -124,11 +125,11 @@ absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs
   ReduceState state{&spec, std::nullopt, false, false, false, std::nullopt, std::nullopt};
   if (attrs.contains("prologue")) {
     DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "prologue"));
-    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue"));
+    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue", context));
   }
   if (attrs.contains("epilogue")) {
     DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "epilogue"));
-    DYNVM_ASSIGN_OR_RETURN(state.epilogue, FusedProgram::Parse(text, "epilogue"));
+    DYNVM_ASSIGN_OR_RETURN(state.epilogue, FusedProgram::Parse(text, "epilogue", context));
     if (state.epilogue->num_inputs() != 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "attribute 'epilogue' must read exactly one input, i0 (the reduced value), "
@@ -144,8 +145,10 @@ absl::StatusOr<ReduceState> ParseReduceAttrs(const ReduceSpec& spec, const Attrs
 }
 
 template <size_t kIndex>
-absl::StatusOr<std::shared_ptr<const void>> BindReduce(const Attrs& attrs) {
-  DYNVM_ASSIGN_OR_RETURN(ReduceState state, ParseReduceAttrs(kReduceSpecs[kIndex], attrs));
+absl::StatusOr<std::shared_ptr<const void>> BindReduce(const Attrs& attrs,
+                                                       const BindContext& context) {
+  DYNVM_ASSIGN_OR_RETURN(ReduceState state,
+                         ParseReduceAttrs(kReduceSpecs[kIndex], attrs, context));
   return std::shared_ptr<const void>(std::make_shared<ReduceState>(std::move(state)));
 }
 
@@ -763,7 +766,7 @@ absl::Status ReduceKernel(const KernelCall& call) {
 
 template <size_t... kIndex>
 absl::Status RegisterReductions(KernelRegistry& registry, std::index_sequence<kIndex...>) {
-  constexpr BindFn kBinds[] = {BindReduce<kIndex>...};
+  constexpr BindInContextFn kBinds[] = {BindReduce<kIndex>...};
   for (size_t i = 0; i < sizeof...(kIndex); ++i) {
     // sum, mean, max, min, prod and l2_norm are variadic for a prologue's inputs;
     // without one, CheckInputs requires exactly one (with Bind's message).
@@ -772,8 +775,8 @@ absl::Status RegisterReductions(KernelRegistry& registry, std::index_sequence<kI
                                                       .num_inputs = num_inputs,
                                                       .num_outputs = 1,
                                                       .fn = ReduceKernel,
-                                                      .bind = kBinds[i],
-                                                      .shape_fn = ReduceShapeFn}));
+                                                      .shape_fn = ReduceShapeFn,
+                                                      .bind_in_context = kBinds[i]}));
   }
   return absl::OkStatus();
 }

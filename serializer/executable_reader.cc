@@ -145,6 +145,16 @@ class MetadataReader {
       DYNVM_RETURN_IF_ERROR(Charge(object->size()));
       out.object.assign(reinterpret_cast<const char*>(object->data()), object->size());
     }
+    if (const auto* programs = in.programs()) {
+      for (flatbuffers::uoffset_t i = 0; i < programs->size(); ++i) {
+        const fbs::NativeProgram& p = *programs->Get(i);
+        DYNVM_ASSIGN_OR_RETURN(std::string text, ReadRequiredString(p.program(), "program"));
+        DYNVM_ASSIGN_OR_RETURN(std::string symbol, ReadRequiredString(p.symbol(), "symbol"));
+        if (!out.programs.emplace(std::move(text), std::move(symbol)).second) {
+          return Invalid(absl::StrFormat("program %d is listed twice", i));
+        }
+      }
+    }
     return out;
   }
 

@@ -82,6 +82,9 @@ uint64_t EstimateMetadataBytes(const vm::ExecutableSpec& spec) {
   }
   total += kTable + spec.native.cpu.size() + spec.native.object.size();
   for (const std::string& f : spec.native.features) total += kTable + f.size();
+  for (const auto& [text, symbol] : spec.native.programs) {
+    total += kTable + text.size() + symbol.size();
+  }
   for (const Value& c : spec.constants) {
     total += kTable;
     if (const auto* s = c.As<StringObj>()) total += s->value().size();
@@ -112,10 +115,16 @@ class MetadataWriter {
     flatbuffers::Offset<fbs::NativeCode> native;
     if (!spec_.native.object.empty()) {
       const vm::NativeCode& code = spec_.native;
+      std::vector<flatbuffers::Offset<fbs::NativeProgram>> programs;
+      for (const auto& [text, symbol] : code.programs) {
+        programs.push_back(
+            fbs::CreateNativeProgram(fbb_, fbb_.CreateString(text), fbb_.CreateString(symbol)));
+      }
       native = fbs::CreateNativeCode(
           fbb_, fbb_.CreateString(code.cpu), fbb_.CreateVectorOfStrings(code.features),
           fbb_.CreateVector(reinterpret_cast<const uint8_t*>(code.object.data()),
-                            code.object.size()));
+                            code.object.size()),
+          fbb_.CreateVector(programs));
     }
     auto root = fbs::CreateExecutable(fbb_, fbb_.CreateString(spec_.producer),
                                       fbb_.CreateVector(functions), fbb_.CreateVector(kernels),

@@ -169,7 +169,7 @@ absl::Status Run(const Args& args) {
                  static_cast<long long>(stats.registers_after));
     if (!args.target_cpu.empty()) {
       std::fprintf(stderr,
-                   "native code: %d kernels for %d kernel-table entries, %zu bytes, cpu %s (%s), "
+                   "native code: %d fused programs for %d kernel-table entries, %zu bytes, cpu %s (%s), "
                    "%d f32 lanes\n",
                    native.kernels, native.entries, native.object_bytes, native.cpu.c_str(),
                    absl::StrJoin(native.features, ", ").c_str(), native.vector_width);

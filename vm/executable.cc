@@ -80,30 +80,30 @@ const NativeExternal kExternals[] = {
     {"fmodf", reinterpret_cast<const void*>(&Fmodf)},
 };
 
-// `code` loaded, after checking that this CPU runs it; null when there is none.
-absl::StatusOr<std::shared_ptr<const NativeModule>> LoadNativeCode(const NativeCode& code) {
-  if (code.object.empty()) return nullptr;
-  DYNVM_RETURN_IF_ERROR(CheckNativeCodeRuns(code, kernels::CpuHasFeature));
-  return NativeModule::Load(code.object, kExternals);
-}
-
-// Binds a kernel-table entry that names native code.
-absl::StatusOr<kernels::BoundKernel> BindNative(const KernelEntry& entry,
-                                                const std::shared_ptr<const NativeModule>& module) {
-  if (module == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("kernel '%s' runs native code, and the executable has none", entry.name));
+// The row functions of every program of `code`, after checking that this CPU runs it
+// and loading it; empty when there is no native code.
+absl::StatusOr<absl::flat_hash_map<std::string, kernels::NativeElementwiseCode>> LoadNativeCode(
+    const NativeCode& code) {
+  absl::flat_hash_map<std::string, kernels::NativeElementwiseCode> programs;
+  if (code.object.empty()) {
+    if (!code.programs.empty()) {
+      return absl::InvalidArgumentError("native code lists programs but holds no object");
+    }
+    return programs;
   }
-  DYNVM_ASSIGN_OR_RETURN(const std::string symbol, kernels::GetStringAttr(entry.attrs, "symbol"));
-  kernels::NativeElementwiseCode code;
-  DYNVM_ASSIGN_OR_RETURN(const void* contiguous, module->Find(symbol + "_contiguous"));
-  DYNVM_ASSIGN_OR_RETURN(const void* strided, module->Find(symbol + "_strided"));
-  code.contiguous = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(contiguous));
-  code.strided = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(strided));
-  code.owner = module;
-  return kernels::BindNativeElementwise(entry.attrs, std::move(code),
-                                        static_cast<int>(entry.num_inputs),
-                                        static_cast<int>(entry.num_outputs));
+  DYNVM_RETURN_IF_ERROR(CheckNativeCodeRuns(code, kernels::CpuHasFeature));
+  DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const NativeModule> module,
+                         NativeModule::Load(code.object, kExternals));
+  for (const auto& [text, symbol] : code.programs) {
+    kernels::NativeElementwiseCode rows;
+    DYNVM_ASSIGN_OR_RETURN(const void* contiguous, module->Find(symbol + "_contiguous"));
+    DYNVM_ASSIGN_OR_RETURN(const void* strided, module->Find(symbol + "_strided"));
+    rows.contiguous = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(contiguous));
+    rows.strided = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(strided));
+    rows.owner = module;
+    programs.emplace(text, std::move(rows));
+  }
+  return programs;
 }
 
 }  // namespace
@@ -111,17 +111,21 @@ absl::StatusOr<kernels::BoundKernel> BindNative(const KernelEntry& entry,
 absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
     ExecutableSpec spec, const kernels::KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(VerifyExecutable(spec));
-  DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const NativeModule> native,
-                         LoadNativeCode(spec.native));
+  DYNVM_ASSIGN_OR_RETURN(const auto native, LoadNativeCode(spec.native));
+  kernels::BindContext context;
+  if (!native.empty()) {
+    context.native_program = [&native](std::string_view text) -> const kernels::NativeElementwiseCode* {
+      auto it = native.find(absl::string_view(text.data(), text.size()));
+      return it == native.end() ? nullptr : &it->second;
+    };
+  }
   std::shared_ptr<Executable> exe(new Executable(std::move(spec)));
   exe->bound_kernels_.reserve(exe->spec_.kernels.size());
   for (size_t i = 0; i < exe->spec_.kernels.size(); ++i) {
     const KernelEntry& entry = exe->spec_.kernels[i];
     absl::StatusOr<kernels::BoundKernel> bound =
-        entry.name == kernels::kNativeElementwiseKernel
-            ? BindNative(entry, native)
-            : registry.Bind(entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
-                            static_cast<int>(entry.num_outputs));
+        registry.Bind(entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
+                      static_cast<int>(entry.num_outputs), context);
     if (!bound.ok()) {
       return absl::Status(bound.status().code(),
                           absl::StrFormat("kernel table entry %d: %s", i, bound.status().message()));

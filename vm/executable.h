@@ -13,6 +13,7 @@
 #define DYNVM_VM_EXECUTABLE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,14 +86,18 @@ struct KernelEntry {
   bool operator==(const KernelEntry&) const = default;
 };
 
-// Machine code generated ahead of time for the executable's kernels (compiler/llvm):
-// one ELF64 x86-64 relocatable object, which vm/native_module.h loads without LLVM.
-// Kernel-table entries name its functions (kernels/native_elementwise.h). Native code
-// is trusted as a shared library is: it runs as it is, unverified.
+// Machine code generated ahead of time for the executable's fused programs
+// (compiler/llvm): one ELF64 x86-64 relocatable object, which vm/native_module.h loads
+// without LLVM. Every kernel whose attributes hold one of `programs` runs its code
+// (kernels/native_elementwise.h). Native code is trusted as a shared library is: it
+// runs as it is, unverified.
 struct NativeCode {
   std::string cpu;                    // the CPU it was generated for ("haswell"), for messages
   std::vector<std::string> features;  // CPU features it requires (kernels::KnownCpuFeatures)
   std::string object;                 // the object file; empty: no native code
+  // Fused program text -> the name of its row functions in `object` (`name`_contiguous
+  // and `name`_strided).
+  std::map<std::string, std::string> programs;
 
   bool operator==(const NativeCode&) const = default;
 };

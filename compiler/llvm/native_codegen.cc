@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -141,36 +143,43 @@ absl::StatusOr<NativeCodegenStats> GenerateNativeKernels(vm::ExecutableSpec& spe
   module.setDataLayout(machine->createDataLayout());
   module.setTargetTriple(machine->getTargetTriple().str());
 
-  std::map<std::string, std::string> symbol_of;  // program text -> kernel name
-  std::vector<std::pair<size_t, std::string>> rewrites;  // entry -> kernel name
+  // Every fused program of the kernel table: fused_elementwise's `program`, and the
+  // `prologue` and `epilogue` other kernels evaluate. One kernel per distinct text.
+  std::map<std::string, std::string> symbol_of;  // program text -> its functions' name
+  std::vector<size_t> renamed;                   // fused_elementwise entries
   for (size_t e = 0; e < spec.kernels.size(); ++e) {
     const vm::KernelEntry& entry = spec.kernels[e];
-    if (entry.name != "fused_elementwise") continue;
-    DYNVM_ASSIGN_OR_RETURN(const std::string text, kernels::GetStringAttr(entry.attrs, "program"));
-    auto [it, inserted] = symbol_of.try_emplace(text, absl::StrCat("dynvm_fused_", symbol_of.size()));
-    if (inserted) {
-      absl::StatusOr<kernels::FusedProgram> program = kernels::FusedProgram::Parse(text);
-      if (!program.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("kernel table entry %d: %s", e, program.status().message()));
+    bool uses_native = false;
+    for (const char* attr : {"program", "prologue", "epilogue"}) {
+      auto found = entry.attrs.find(attr);
+      if (found == entry.attrs.end() || !std::holds_alternative<std::string>(found->second)) {
+        continue;
       }
-      DYNVM_RETURN_IF_ERROR(llvm_codegen::EmitFusedKernel(*program, it->second, module,
-                                                          stats.vector_width, has_fma));
+      if (std::string_view(attr) == "program" && entry.name != "fused_elementwise") continue;
+      const std::string& text = std::get<std::string>(found->second);
+      auto [it, inserted] =
+          symbol_of.try_emplace(text, absl::StrCat("dynvm_fused_", symbol_of.size()));
+      if (inserted) {
+        absl::StatusOr<kernels::FusedProgram> program = kernels::FusedProgram::Parse(text, attr);
+        if (!program.ok()) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "kernel table entry %d (%s): %s", e, entry.name, program.status().message()));
+        }
+        DYNVM_RETURN_IF_ERROR(llvm_codegen::EmitFusedKernel(*program, it->second, module,
+                                                            stats.vector_width, has_fma));
+      }
+      uses_native = true;
     }
-    rewrites.emplace_back(e, it->second);
+    if (entry.name == "fused_elementwise") renamed.push_back(e);
+    stats.entries += uses_native ? 1 : 0;
   }
-  if (rewrites.empty()) return stats;
+  if (symbol_of.empty()) return stats;
   DYNVM_ASSIGN_OR_RETURN(std::string object, EmitObject(module, *machine));
 
-  for (const auto& [e, symbol] : rewrites) {
-    vm::KernelEntry& entry = spec.kernels[e];
-    entry.name = kernels::kNativeElementwiseKernel;
-    entry.attrs["symbol"] = symbol;
-  }
-  stats.entries = static_cast<int>(rewrites.size());
+  for (size_t e : renamed) spec.kernels[e].name = kernels::kNativeElementwiseKernel;
   stats.kernels = static_cast<int>(symbol_of.size());
   stats.object_bytes = object.size();
-  spec.native = vm::NativeCode{stats.cpu, stats.features, std::move(object)};
+  spec.native = vm::NativeCode{stats.cpu, stats.features, std::move(object), std::move(symbol_of)};
   return stats;
 }
 

@@ -6,13 +6,14 @@
 //   DYNVM_ASSIGN_OR_RETURN(NativeCodegenStats stats,
 //                          GenerateNativeKernels(spec, {.cpu = "x86-64-v3"}));
 //
-// Every kernel-table entry `fused_elementwise` (the fusion pass's elementwise chains)
-// becomes `native.fused_elementwise` with the attributes `program` (unchanged: what the
-// kernel computes, listed by vm_dis) and `symbol`, the row functions' name
-// (compiler/llvm/fused_kernel.h). Entries with the same program share one kernel. The
-// object is one ELF relocatable for x86-64, position independent; the features of the
-// target CPU it may use are recorded, and the runtime refuses to load it on a CPU
-// without them.
+// Every fused program in the kernel table is compiled: the elementwise chains of
+// `fused_elementwise` entries (renamed `native.fused_elementwise`, so that profiles and
+// vm_dis show which run native code) and the `prologue` and `epilogue` programs of
+// nn.softmax, nn.layer_norm and the reductions. Entries with the same program text
+// share one kernel; ExecutableSpec::native maps each text to its functions
+// (compiler/llvm/fused_kernel.h). The object is one ELF relocatable for x86-64,
+// position independent; the features of the target CPU it may use are recorded, and
+// the runtime refuses to load it on a CPU without them.
 #ifndef DYNVM_COMPILER_LLVM_NATIVE_CODEGEN_H_
 #define DYNVM_COMPILER_LLVM_NATIVE_CODEGEN_H_
 
@@ -33,7 +34,7 @@ struct NativeTarget {
 
 struct NativeCodegenStats {
   int entries = 0;  // kernel-table entries that now run native code
-  int kernels = 0;  // distinct kernels generated
+  int kernels = 0;  // distinct programs compiled
   size_t object_bytes = 0;
   std::string cpu;                    // the CPU name "native" resolved to
   std::vector<std::string> features;  // what the code requires of the CPU

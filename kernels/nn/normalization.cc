@@ -62,13 +62,14 @@ absl::StatusOr<NormState> ParseNormAttrs(const Attrs& attrs, int64_t default_axi
   return state;
 }
 
-absl::StatusOr<std::shared_ptr<const void>> BindLayerNorm(const Attrs& attrs) {
+absl::StatusOr<std::shared_ptr<const void>> BindLayerNorm(const Attrs& attrs,
+                                                          const BindContext& context) {
   DYNVM_RETURN_IF_ERROR(
       CheckKnownAttrs(attrs, {"axis", "epsilon", "center", "scale", "prologue"}));
   DYNVM_ASSIGN_OR_RETURN(NormState state, ParseNormAttrs(attrs, /*default_axis=*/-1));
   if (attrs.contains("prologue")) {
     DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "prologue"));
-    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue"));
+    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue", context));
   }
   return std::make_shared<const NormState>(std::move(state));
 }
@@ -240,8 +241,8 @@ absl::Status RegisterNormalizationKernels(KernelRegistry& registry) {
                                                     .num_inputs = kVariadic,
                                                     .num_outputs = 1,
                                                     .fn = LayerNormKernel,
-                                                    .bind = BindLayerNorm,
-                                                    .shape_fn = LayerNormShapeFn}));
+                                                    .shape_fn = LayerNormShapeFn,
+                                                    .bind_in_context = BindLayerNorm}));
   return registry.Register(KernelDef{.name = std::string(kBatchNorm),
                                      .num_inputs = 5,
                                      .num_outputs = 1,

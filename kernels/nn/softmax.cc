@@ -39,13 +39,14 @@ struct SoftmaxState {
   std::optional<FusedProgram> prologue;
 };
 
-absl::StatusOr<std::shared_ptr<const void>> BindSoftmax(const Attrs& attrs) {
+absl::StatusOr<std::shared_ptr<const void>> BindSoftmax(const Attrs& attrs,
+                                                        const BindContext& context) {
   DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis", "prologue"}));
   SoftmaxState state;
   DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis", -1));
   if (attrs.contains("prologue")) {
     DYNVM_ASSIGN_OR_RETURN(const std::string text, GetStringAttr(attrs, "prologue"));
-    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue"));
+    DYNVM_ASSIGN_OR_RETURN(state.prologue, FusedProgram::Parse(text, "prologue", context));
   }
   return std::make_shared<const SoftmaxState>(std::move(state));
 }
@@ -125,14 +126,14 @@ absl::Status RegisterSoftmaxKernels(KernelRegistry& registry) {
                                                     .num_inputs = kVariadic,
                                                     .num_outputs = 1,
                                                     .fn = SoftmaxKernel<false>,
-                                                    .bind = BindSoftmax,
-                                                    .shape_fn = SoftmaxShapeFn<false>}));
+                                                    .shape_fn = SoftmaxShapeFn<false>,
+                                                    .bind_in_context = BindSoftmax}));
   return registry.Register(KernelDef{.name = std::string(kOpName<true>),
                                      .num_inputs = kVariadic,
                                      .num_outputs = 1,
                                      .fn = SoftmaxKernel<true>,
-                                     .bind = BindSoftmax,
-                                     .shape_fn = SoftmaxShapeFn<true>});
+                                     .shape_fn = SoftmaxShapeFn<true>,
+                                     .bind_in_context = BindSoftmax});
 }
 
 }  // namespace dynvm::kernels

@@ -308,13 +308,16 @@ void AppendFunction(std::string* out, const vm::Function& func, Context& ctx) {
 std::string Disassemble(const vm::ExecutableSpec& spec) {
   std::string out = absl::StrCat(".producer ", QuoteString(spec.producer), "\n");
   if (!spec.native.object.empty()) {
-    // Machine code has no text form: a comment says what there is, and the kernels
-    // that run it (`native.fused_elementwise`) show the programs they compute.
+    // Machine code has no text form: comments say what there is and which fused
+    // programs it computes; the kernels holding those programs run it.
     absl::StrAppendFormat(&out,
                           "; native code: %d bytes of x86-64 object code for cpu '%s' "
                           "(requires %s); not reassembled by vm_as\n",
                           spec.native.object.size(), spec.native.cpu,
                           absl::StrJoin(spec.native.features, ", "));
+    for (const auto& [program, symbol] : spec.native.programs) {
+      absl::StrAppendFormat(&out, ";   %s: %s\n", symbol, program);
+    }
   }
   const std::vector<std::string> kernel_names = KernelNames(spec.kernels);
   if (!spec.kernels.empty()) out += "\n";

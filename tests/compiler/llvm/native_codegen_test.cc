@@ -1,7 +1,8 @@
 // Tests of compiler/llvm: generated fused_elementwise kernels against the unfused
 // library kernels (each operator run alone through the registry) on random chains and
-// random broadcast shapes, for three targets; the executable's kernel table after
-// codegen, the round trip through the file format, and the loader's CPU check.
+// random broadcast shapes, for four targets; prologues and epilogues of other kernels
+// running native code against the same kernels without it; the executable's kernel
+// table after codegen, the round trip through the file format, and the loader's checks.
 //
 // Tolerance. The generated code is the library's AVX2+FMA math operation for operation
 // (compiler/llvm/vector_ir.h), so on an FMA target, while the library itself runs its
@@ -240,8 +241,10 @@ TEST(NativeCodegen, RewritesTheKernelTableAndSharesKernelsOfOneProgram) {
   EXPECT_EQ(spec.kernels[0].name, kernels::kNativeElementwiseKernel);
   EXPECT_EQ(std::get<std::string>(spec.kernels[0].attrs.at("program")),
             "t0 = add(i0, i1); t1 = tanh(t0)");
-  EXPECT_EQ(spec.kernels[0].attrs.at("symbol"), spec.kernels[2].attrs.at("symbol"));
-  EXPECT_NE(spec.kernels[0].attrs.at("symbol"), spec.kernels[1].attrs.at("symbol"));
+  EXPECT_EQ(spec.kernels[0].attrs.size(), 1u);  // the program only
+  ASSERT_EQ(spec.native.programs.size(), 2u);
+  EXPECT_TRUE(spec.native.programs.contains("t0 = exp(i0)"));
+  EXPECT_TRUE(spec.native.programs.contains("t0 = add(i0, i1); t1 = tanh(t0)"));
   EXPECT_EQ(spec.kernels[3].name, "add");
   EXPECT_EQ(spec.native.object.substr(0, 4), "\x7f" "ELF");
   // Twice is an error, not a second object.
@@ -298,7 +301,7 @@ TEST(NativeCodegen, CallErrorsAreTheFusedKernelsWithTheNativeName) {
 }
 
 TEST(NativeCodegen, TheLoaderRefusesCodeForAnotherCpu) {
-  vm::NativeCode code{"sapphirerapids", {"avx2", "fma", "avx512f"}, "\x7f" "ELF"};
+  vm::NativeCode code{"sapphirerapids", {"avx2", "fma", "avx512f"}, "\x7f" "ELF", {}};
   const auto no_avx512 = [](std::string_view f) { return f != "avx512f"; };
   absl::Status status = vm::CheckNativeCodeRuns(code, no_avx512);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
@@ -311,20 +314,76 @@ TEST(NativeCodegen, TheLoaderRefusesCodeForAnotherCpu) {
   EXPECT_THAT(status.message(), HasSubstr("CPU feature 'quantum'"));
   // Create runs the check with this CPU's answers, before loading anything.
   vm::ExecutableSpec spec = SpecWith({});
-  spec.native = vm::NativeCode{"future", {"avx512f"}, "not an object"};
+  spec.native = vm::NativeCode{"future", {"avx512f"}, "not an object", {}};
   if (!kernels::CpuHasFeature("avx512f")) {
     EXPECT_EQ(vm::Executable::Create(spec, kernels::DefaultRegistry()).status().code(),
               absl::StatusCode::kFailedPrecondition);
   }
 }
 
-TEST(NativeCodegen, NativeEntriesNeedNativeCode) {
-  vm::ExecutableSpec spec = SpecWith({});
-  spec.kernels.push_back(vm::KernelEntry{
-      kernels::kNativeElementwiseKernel, {{"program", std::string("t0 = exp(i0)")}, {"symbol", std::string("k")}}, 1, 1});
+TEST(NativeCodegen, NativeEntriesNeedNativeCodeForTheirProgram) {
+  vm::ExecutableSpec spec = SpecWith({{"t0 = tanh(i0)", 1}});
+  ASSERT_TRUE(GenerateNativeKernels(spec, {"native"}).ok());
+  spec.kernels.push_back(
+      vm::KernelEntry{kernels::kNativeElementwiseKernel, {{"program", std::string("t0 = exp(i0)")}}, 1, 1});
   absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("runs native code, and the executable has none"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("kernel table entry 1: kernel 'native.fused_elementwise': the executable "
+                        "has no native code for program \"t0 = exp(i0)\""));
+  spec.native.programs["t0 = exp(i0)"] = "missing";  // a program without functions
+  status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("missing_contiguous"));
+}
+
+// Kernels that evaluate a fused program inside them (a softmax's or layer norm's
+// prologue, a reduction's prologue and epilogue) against the same kernels bound
+// without native code, on broadcasting inputs.
+TEST(NativeCodegen, ProloguesAndEpiloguesRunNativeCode) {
+  struct Case {
+    std::string kernel;
+    kernels::Attrs attrs;
+    std::vector<std::vector<int64_t>> shapes;
+  };
+  const std::vector<Case> cases = {
+      {"nn.softmax",
+       {{"axis", int64_t{-1}}, {"prologue", std::string("t0 = multiply(i0, 0.125); t1 = add(t0, i1)")}},
+       {{2, 3, 37, 37}, {2, 1, 1, 37}}},
+      {"nn.layer_norm",
+       {{"prologue", std::string("t0 = add(i0, i1); t1 = gelu(t0)")}},
+       {{5, 77}, {77}, {77}, {77}}},
+      {"sum",
+       {{"axis", int64_t{1}},
+        {"prologue", std::string("t0 = subtract(i0, i1); t1 = multiply(t0, t0)")},
+        {"epilogue", std::string("t0 = sqrt(i0)")}},
+       {{6, 300}, {6, 1}}},
+  };
+  std::mt19937 rng(5);
+  for (const Case& c : cases) {
+    std::vector<NDArray> inputs;
+    for (const auto& shape : c.shapes) inputs.push_back(RandomTensor(shape, DType::kF32, rng));
+    vm::ExecutableSpec spec = SpecWith({});
+    spec.kernels.push_back(vm::KernelEntry{c.kernel, c.attrs,
+                                           static_cast<uint32_t>(inputs.size()), 1});
+    absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {"native"});
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->entries, 1) << c.kernel;
+    EXPECT_EQ(stats->kernels, c.kernel == "sum" ? 2 : 1) << c.kernel;
+    EXPECT_EQ(spec.kernels[0].name, c.kernel);  // only fused_elementwise is renamed
+    absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+        vm::Executable::Create(spec, kernels::DefaultRegistry());
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    absl::StatusOr<NDArray> got = Call(**exe, 0, inputs);
+    ASSERT_TRUE(got.ok()) << c.kernel << ": " << got.status();
+    absl::StatusOr<std::vector<NDArray>> want = kernels::testing::RunKernel(c.kernel, c.attrs, inputs);
+    ASSERT_TRUE(want.ok()) << c.kernel << ": " << want.status();
+    if (BitExact("native")) {
+      ExpectSameBits(*got, (*want)[0], c.kernel);
+    } else {
+      ExpectClose(*got, (*want)[0], c.kernel);
+    }
+  }
 }
 
 }  // namespace
