@@ -1,7 +1,6 @@
 #include "vm/executable.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -61,25 +60,6 @@ absl::Status CheckNativeCodeRuns(const NativeCode& code,
 
 namespace {
 
-// What generated code may call: libm's functions for the lanes of sin and cos beyond
-// their reduction (LLVM merges a sin and a cos of one value into sincosf), and the
-// scalar calls LLVM makes for pow and frem.
-float Sinf(float x) { return std::sin(x); }
-float Cosf(float x) { return std::cos(x); }
-void Sincosf(float x, float* s, float* c) {
-  *s = std::sin(x);
-  *c = std::cos(x);
-}
-float Powf(float x, float y) { return std::pow(x, y); }
-float Fmodf(float x, float y) { return std::fmod(x, y); }
-const NativeExternal kExternals[] = {
-    {"sinf", reinterpret_cast<const void*>(&Sinf)},
-    {"cosf", reinterpret_cast<const void*>(&Cosf)},
-    {"sincosf", reinterpret_cast<const void*>(&Sincosf)},
-    {"powf", reinterpret_cast<const void*>(&Powf)},
-    {"fmodf", reinterpret_cast<const void*>(&Fmodf)},
-};
-
 // The row functions of every program of `code`, after checking that this CPU runs it
 // and loading it; empty when there is no native code.
 absl::StatusOr<absl::flat_hash_map<std::string, kernels::NativeElementwiseCode>> LoadNativeCode(
@@ -93,11 +73,15 @@ absl::StatusOr<absl::flat_hash_map<std::string, kernels::NativeElementwiseCode>>
   }
   DYNVM_RETURN_IF_ERROR(CheckNativeCodeRuns(code, kernels::CpuHasFeature));
   DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const NativeModule> module,
-                         NativeModule::Load(code.object, kExternals));
+                         NativeModule::Load(code.object, NativeRuntimeExternals()));
   for (const auto& [text, symbol] : code.programs) {
     kernels::NativeElementwiseCode rows;
     DYNVM_ASSIGN_OR_RETURN(const void* contiguous, module->Find(symbol + "_contiguous"));
     DYNVM_ASSIGN_OR_RETURN(const void* strided, module->Find(symbol + "_strided"));
+    if (contiguous == nullptr || strided == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("native code: program \"%s\" has no code for '%s'", text, symbol));
+    }
     rows.contiguous = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(contiguous));
     rows.strided = reinterpret_cast<kernels::NativeRowFn>(const_cast<void*>(strided));
     rows.owner = module;

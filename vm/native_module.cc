@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -538,7 +539,16 @@ absl::Status IndexFunctions(const Object& obj, const char* base,
         !obj.sections[s.sym.st_shndx].loaded) {
       continue;
     }
-    const void* address = base + obj.sections[s.sym.st_shndx].offset + s.sym.st_value;
+    // A function must start inside executable bytes: one in constants, or at the end
+    // of its section, would be called into memory that is not code.
+    const Section& section = obj.sections[s.sym.st_shndx];
+    if ((section.header.sh_flags & SHF_EXECINSTR) == 0 || s.sym.st_value >= section.header.sh_size) {
+      return Malformed("function '%s' does not start inside executable code (section %s, "
+                       "offset %d of %d bytes)",
+                       s.name, SectionLabel(obj, s.sym.st_shndx), s.sym.st_value,
+                       section.header.sh_size);
+    }
+    const void* address = base + section.offset + s.sym.st_value;
     if (!functions->emplace(std::string(s.name), address).second) {
       return Malformed("function '%s' is defined twice", s.name);
     }
@@ -588,6 +598,36 @@ absl::StatusOr<std::shared_ptr<const NativeModule>> NativeModule::Load(
   DYNVM_RETURN_IF_ERROR(IndexFunctions(obj, bytes, &module->functions_));
   return module;
 #endif
+}
+
+namespace {
+
+float Sinf(float x) { return std::sin(x); }
+float Cosf(float x) { return std::cos(x); }
+void Sincosf(float x, float* s, float* c) {
+  *s = std::sin(x);
+  *c = std::cos(x);
+}
+float Powf(float x, float y) { return std::pow(x, y); }
+float Fmodf(float x, float y) { return std::fmod(x, y); }
+float Floorf(float x) { return std::floor(x); }
+float Ceilf(float x) { return std::ceil(x); }
+float Roundevenf(float x) { return std::nearbyint(x); }  // the default rounding: to even
+
+}  // namespace
+
+absl::Span<const NativeExternal> NativeRuntimeExternals() {
+  static const NativeExternal kExternals[] = {
+      {"sinf", reinterpret_cast<const void*>(&Sinf)},
+      {"cosf", reinterpret_cast<const void*>(&Cosf)},
+      {"sincosf", reinterpret_cast<const void*>(&Sincosf)},
+      {"powf", reinterpret_cast<const void*>(&Powf)},
+      {"fmodf", reinterpret_cast<const void*>(&Fmodf)},
+      {"floorf", reinterpret_cast<const void*>(&Floorf)},
+      {"ceilf", reinterpret_cast<const void*>(&Ceilf)},
+      {"roundevenf", reinterpret_cast<const void*>(&Roundevenf)},
+  };
+  return kExternals;
 }
 
 absl::StatusOr<const void*> NativeModule::Find(std::string_view name) const {

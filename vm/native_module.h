@@ -35,6 +35,13 @@ struct NativeExternal {
   const void* address;    // what calls and references to it reach
 };
 
+// What the runtime lets generated code call, for the operations LLVM lowers to libm
+// calls: sinf, cosf and sincosf (sin and cos lanes beyond the vector reduction), powf,
+// fmodf, and floorf, ceilf and roundevenf (rounding on CPUs without SSE4.1). Each is
+// the C library's, as the kernel library calls it. The compiler loads what it emits
+// against this list, so an executable it writes never names anything else.
+absl::Span<const NativeExternal> NativeRuntimeExternals();
+
 // One loaded object: its code, constants and the stubs and GOT slots its relocations
 // needed, in one private anonymous mapping that lives as long as the module. Immutable
 // once loaded, so it may be shared and its functions called from any thread.

@@ -346,7 +346,7 @@ TEST(NativeModuleTest, SeveralCallsShareStubs) {
   const uint16_t text = b.Text(kCall21 + kCall21 + kCall21);
   const uint32_t twice = b.Undefined("dynvm_test_twice");
   const uint32_t other = b.Undefined("dynvm_test_other");
-  for (int i = 0; i < 3; ++i) b.Function("f" + std::to_string(i), text, 19 * i);
+  for (int i = 0; i < 3; ++i) b.Function(absl::StrCat("f", i), text, 19 * i);
   b.Rela(text, 10, R_X86_64_PLT32, twice, -4);
   b.Rela(text, 19 + 10, R_X86_64_PLT32, other, -4);
   b.Rela(text, 38 + 10, R_X86_64_PLT32, twice, -4);
@@ -355,6 +355,24 @@ TEST(NativeModuleTest, SeveralCallsShareStubs) {
   EXPECT_EQ(Call<int (*)()>(**module, "f0"), 42);
   EXPECT_EQ(Call<int (*)()>(**module, "f1"), 22);
   EXPECT_EQ(Call<int (*)()>(**module, "f2"), 42);
+}
+
+TEST(NativeModuleTest, FunctionsMustStartInsideCode) {
+  {
+    ElfBuilder b;
+    b.Text(kReturn42);
+    b.Function("constant", b.Rodata("\x2a\0\0\0"));
+    absl::Status status = Load(b.Build()).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("function 'constant' does not start inside executable code"));
+  }
+  {
+    ElfBuilder b;
+    b.Function("past_the_end", b.Text(kReturn42), kReturn42.size());
+    absl::Status status = Load(b.Build()).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("function 'past_the_end' does not start inside"));
+  }
 }
 
 TEST(NativeModuleTest, Absolute32BitRelocationThatFits) {
