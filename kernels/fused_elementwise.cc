@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -751,6 +752,7 @@ struct NativePlan {
 // advances along the innermost axis, else the strided one.
 NativePlan MakeNativePlan(const NativeElementwiseCode& code, absl::Span<NDArrayObj* const> inputs,
                           absl::Span<const int64_t> shape) {
+  assert(inputs.size() <= kMaxInputs);  // InferShape checked the program's count
   NativePlan plan;
   std::array<absl::Span<const int64_t>, kMaxInputs> shapes{};  // absent inputs: scalars
   plan.num_inputs = inputs.size();

@@ -1,3 +1,5 @@
+// native.fused_elementwise: binds a program only with native code for it, then runs
+// FusedProgram's native evaluation under fused_elementwise's checks.
 #include "kernels/native_elementwise.h"
 
 #include <memory>

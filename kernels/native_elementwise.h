@@ -25,6 +25,7 @@
 
 namespace dynvm::kernels {
 
+// The registry name of fused_elementwise compiled to native code.
 inline constexpr char kNativeElementwiseKernel[] = "native.fused_elementwise";
 
 // One row of the output: out[k] = program(in[0][k * strides[0]], ...) for k in [0, n),

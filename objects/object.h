@@ -137,8 +137,9 @@ struct ObjectAllocator {
     T* obj = new (guard.mem) T(std::forward<Args>(args)...);
     guard.mem = nullptr;
     obj->deleter_ = [](Object* o) {
-      static_cast<T*>(o)->~T();
-      internal::FreeObjectMemory(o, sizeof(T));
+      T* self = static_cast<T*>(o);
+      self->~T();
+      internal::FreeObjectMemory(self, sizeof(T));
     };
     return obj;
   }

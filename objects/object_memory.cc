@@ -1,3 +1,4 @@
+// Per-thread free lists of object memory by 16-byte size class; see the header.
 #include "objects/object_memory.h"
 
 #include <array>

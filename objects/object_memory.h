@@ -11,7 +11,10 @@
 //
 // A block freed on one thread goes to that thread's cache, whichever thread made it, so
 // no cache is ever shared; each keeps at most kMaxCachedPerClass blocks per class and
-// returns the rest to the heap. Blocks of more than kMaxCachedBytes bypass the caches.
+// returns the rest to the heap. Objects a thread makes are normally dropped by the same
+// thread (the VM's results by the caller that invoked it); where one thread makes and
+// another drops, the maker keeps allocating and the dropper's cache fills to its bound
+// (about 4 MiB of blocks per class at most) and stays there until the thread exits. Blocks of more than kMaxCachedBytes bypass the caches.
 // Under AddressSanitizer a cached block is poisoned, so a use after free is still
 // reported.
 #ifndef DYNVM_OBJECTS_OBJECT_MEMORY_H_

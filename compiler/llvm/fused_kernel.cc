@@ -1,3 +1,5 @@
+// EmitFusedKernel: a fused program's statements as straight-line vector code inside the
+// row loop of each variant (RowEmitter), one operator at a time (EmitOp).
 #include "compiler/llvm/fused_kernel.h"
 
 #include <cstdint>
@@ -29,7 +31,7 @@ absl::StatusOr<llvm::Value*> EmitOp(VectorIr& v, llvm::IRBuilder<>& b, const Fus
   if (op == "subtract") return b.CreateFSub(x, y);
   if (op == "multiply") return b.CreateFMul(x, y);
   if (op == "divide") return b.CreateFDiv(x, y);
-  if (op == "power") return v.Intrinsic(llvm::Intrinsic::pow, {x, y});
+  if (op == "power") return v.LibmPerLane("powf", x, y);
   if (op == "mod") return b.CreateFRem(x, y);
   if (op == "floor_mod") {
     // (r != 0 && (r < 0) != (y < 0)) ? r + y : r

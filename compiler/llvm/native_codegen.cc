@@ -1,3 +1,6 @@
+// GenerateNativeKernels: the target machine (baseline x86-64 plus the CPU's checkable
+// features), one LLVM module of every fused program's row functions, LLVM's O2 pipeline,
+// and the object, loaded once against the runtime's externals before it is embedded.
 #include "compiler/llvm/native_codegen.h"
 
 #include <map>
@@ -16,7 +19,9 @@
 #include "kernels/cpu_features.h"
 #include "kernels/fused_elementwise.h"
 #include "kernels/native_elementwise.h"
+#include "vm/native_module.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -41,8 +46,33 @@ void InitializeLlvm() {
   });
 }
 
-// The target machine for `cpu` on this host's x86-64 triple.
-absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const std::string& cpu) {
+// A target machine for `cpu` and the CPU features its code may use.
+struct Target {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::string cpu;                    // the CPU name, "native" resolved
+  std::vector<std::string> features;  // of kernels::KnownCpuFeatures()
+};
+
+// The features of kernels::KnownCpuFeatures() that CPU `name` has (this machine's, for
+// the host's name and `native`).
+std::vector<std::string> CpuFeatures(const llvm::Target& target, const std::string& triple,
+                                     const std::string& name, bool native) {
+  llvm::StringMap<bool> host;
+  if (native) llvm::sys::getHostCPUFeatures(host);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target.createMCSubtargetInfo(triple, name, ""));
+  std::vector<std::string> out;
+  for (std::string_view f : kernels::KnownCpuFeatures()) {
+    const std::string key(f);
+    if (native ? host.lookup(key) : sti->checkFeatures("+" + key)) out.push_back(key);
+  }
+  return out;
+}
+
+// The target machine for `cpu` on this host's x86-64 triple. Instructions come from the
+// x86-64 baseline plus the CPU's features that the runtime can check at load
+// (kernels::KnownCpuFeatures), so that no instruction a CPU check cannot see (XOP, FMA4,
+// AVX-VNNI...) gets into the code; scheduling is tuned for `cpu` itself.
+absl::StatusOr<Target> MakeTarget(const std::string& cpu) {
   InitializeLlvm();
   const std::string triple = llvm::sys::getProcessTriple();
   if (!llvm::StringRef(triple).startswith("x86_64")) {
@@ -54,40 +84,24 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const std
   if (target == nullptr) {
     return absl::InternalError(absl::StrFormat("llvm has no target for %s: %s", triple, error));
   }
-  std::string name = cpu;
-  std::string features;
-  if (cpu == "native") {
-    name = llvm::sys::getHostCPUName().str();
-    llvm::StringMap<bool> host;
-    if (llvm::sys::getHostCPUFeatures(host)) {
-      for (const auto& f : host) {
-        absl::StrAppend(&features, features.empty() ? "" : ",", f.getValue() ? "+" : "-",
-                        f.getKey().str());
-      }
-    }
-  }
-  // Checked before the target machine exists, which would warn on stderr and go on.
+  const bool native = cpu == "native";
+  const std::string name = native ? llvm::sys::getHostCPUName().str() : cpu;
+  // Checked before any target machine exists, which would warn on stderr and go on.
   std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple, "", ""));
   if (generic == nullptr || !generic->isCPUStringValid(name)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "unknown target cpu '%s': expected native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or "
         "an llvm cpu name such as skylake or znver3", cpu));
   }
+  Target out{nullptr, name, CpuFeatures(*target, triple, name, native)};
+  std::string features;
+  for (const std::string& f : out.features) absl::StrAppend(&features, features.empty() ? "+" : ",+", f);
   llvm::TargetOptions options;  // no fast-math: contraction only where the IR asks for an fma
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, name, features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      llvm::CodeGenOpt::Aggressive));
-  if (machine == nullptr) {
+  out.machine.reset(target->createTargetMachine(triple, "x86-64", features, options,
+                                                llvm::Reloc::PIC_, llvm::CodeModel::Small,
+                                                llvm::CodeGenOpt::Aggressive));
+  if (out.machine == nullptr) {
     return absl::InternalError(absl::StrFormat("llvm cannot target cpu '%s'", name));
-  }
-  return machine;
-}
-
-// The features of kernels::KnownCpuFeatures() the target has: what its code may use.
-std::vector<std::string> RequiredFeatures(const llvm::TargetMachine& machine) {
-  std::vector<std::string> out;
-  for (std::string_view f : kernels::KnownCpuFeatures()) {
-    if (machine.getMCSubtargetInfo()->checkFeatures("+" + std::string(f))) out.emplace_back(f);
   }
   return out;
 }
@@ -129,11 +143,11 @@ absl::StatusOr<NativeCodegenStats> GenerateNativeKernels(vm::ExecutableSpec& spe
   if (!spec.native.object.empty()) {
     return absl::FailedPreconditionError("the executable already has native code");
   }
-  DYNVM_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
-                         MakeTargetMachine(target.cpu));
+  DYNVM_ASSIGN_OR_RETURN(Target machine_target, MakeTarget(target.cpu));
+  llvm::TargetMachine* machine = machine_target.machine.get();
   NativeCodegenStats stats;
-  stats.cpu = machine->getTargetCPU().str();
-  stats.features = RequiredFeatures(*machine);
+  stats.cpu = machine_target.cpu;
+  stats.features = machine_target.features;
   const llvm::MCSubtargetInfo& sti = *machine->getMCSubtargetInfo();
   stats.vector_width = sti.checkFeatures("+avx512f") ? 16 : sti.checkFeatures("+avx") ? 8 : 4;
   const bool has_fma = sti.checkFeatures("+fma");
@@ -149,6 +163,12 @@ absl::StatusOr<NativeCodegenStats> GenerateNativeKernels(vm::ExecutableSpec& spe
   std::vector<size_t> renamed;                   // fused_elementwise entries
   for (size_t e = 0; e < spec.kernels.size(); ++e) {
     const vm::KernelEntry& entry = spec.kernels[e];
+    // Only kernels that bind with native code hold programs (fused_elementwise is
+    // renamed to one that does).
+    const kernels::KernelDef* def = kernels::DefaultRegistry().Find(entry.name);
+    if (entry.name != "fused_elementwise" && (def == nullptr || def->bind_in_context == nullptr)) {
+      continue;
+    }
     bool uses_native = false;
     for (const char* attr : {"program", "prologue", "epilogue"}) {
       auto found = entry.attrs.find(attr);
@@ -174,7 +194,18 @@ absl::StatusOr<NativeCodegenStats> GenerateNativeKernels(vm::ExecutableSpec& spe
     stats.entries += uses_native ? 1 : 0;
   }
   if (symbol_of.empty()) return stats;
+  for (llvm::Function& fn : module) {
+    if (!fn.isDeclaration()) fn.addFnAttr("tune-cpu", stats.cpu);
+  }
   DYNVM_ASSIGN_OR_RETURN(std::string object, EmitObject(module, *machine));
+  // What the runtime will do with it, now: a function LLVM called that the runtime
+  // does not provide is a compile error, not an executable that cannot load.
+  absl::StatusOr<std::shared_ptr<const vm::NativeModule>> loaded =
+      vm::NativeModule::Load(object, vm::NativeRuntimeExternals());
+  if (!loaded.ok()) {
+    return absl::InternalError(absl::StrFormat(
+        "the generated code for cpu '%s' does not load: %s", stats.cpu, loaded.status().message()));
+  }
 
   for (size_t e : renamed) spec.kernels[e].name = kernels::kNativeElementwiseKernel;
   stats.kernels = static_cast<int>(symbol_of.size());

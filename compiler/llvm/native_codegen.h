@@ -26,12 +26,14 @@
 
 namespace dynvm::compiler {
 
+// What to generate code for.
 struct NativeTarget {
   // An LLVM CPU name: "native" (this machine), "x86-64", "x86-64-v2", "x86-64-v3",
   // "x86-64-v4", "skylake", "znver3", ...
   std::string cpu = "native";
 };
 
+// What GenerateNativeKernels did (vm_compile --stats prints it).
 struct NativeCodegenStats {
   int entries = 0;  // kernel-table entries that now run native code
   int kernels = 0;  // distinct programs compiled

@@ -1,8 +1,11 @@
+// VectorIr: the kernel library's vector math as LLVM IR, operation for operation
+// (kernels/internal/vmath_avx2.h is the reference; keep the two in step).
 #include "compiler/llvm/vector_ir.h"
 
 #include <cmath>
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
 
 namespace dynvm::compiler::llvm_codegen {
 
@@ -142,6 +145,21 @@ llvm::Value* VectorIr::Sign(llvm::Value* x) {
   llvm::Value* s = b_.CreateSelect(b_.CreateFCmpOGT(x, zero), F(1.0f),
                                    b_.CreateSelect(b_.CreateFCmpOLT(x, zero), F(-1.0f), zero));
   return b_.CreateSelect(IsNan(x), x, s);
+}
+
+llvm::Value* VectorIr::LibmPerLane(const char* name, llvm::Value* x, llvm::Value* y) {
+  llvm::Module& module = *b_.GetInsertBlock()->getModule();
+  llvm::Type* f32 = b_.getFloatTy();
+  llvm::FunctionCallee fn =
+      module.getOrInsertFunction(name, llvm::FunctionType::get(f32, {f32, f32}, false));
+  llvm::Value* out = llvm::UndefValue::get(f32v_);
+  for (int lane = 0; lane < width_; ++lane) {
+    llvm::CallInst* call =
+        b_.CreateCall(fn, {b_.CreateExtractElement(x, lane), b_.CreateExtractElement(y, lane)});
+    call->addFnAttr(llvm::Attribute::NoBuiltin);
+    out = b_.CreateInsertElement(out, call, lane);
+  }
+  return out;
 }
 
 llvm::Value* VectorIr::SinCosReduced(llvm::Value* x, bool cos) {

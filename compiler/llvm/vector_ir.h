@@ -20,10 +20,13 @@
 
 namespace dynvm::compiler::llvm_codegen {
 
+// Emits vector operations through `b` on <width x float> values; `has_fma` says whether
+// the target fuses multiply-adds (Fma then emits llvm.fma, else a multiply and an add).
 class VectorIr {
  public:
   VectorIr(llvm::IRBuilder<>& b, int width, bool has_fma);
 
+  // Lanes per vector, and the vector types.
   int width() const { return width_; }
   llvm::VectorType* float_type() const { return f32v_; }
   llvm::VectorType* int_type() const { return i32v_; }
@@ -61,6 +64,10 @@ class VectorIr {
   llvm::Value* GeluErf(llvm::Value* x);
   llvm::Value* GeluTanh(llvm::Value* x);
   llvm::Value* Sign(llvm::Value* x);
+  // The C library's function `name` (float(float, float)) per lane, called as such:
+  // marked nobuiltin, so that LLVM does not rewrite it (pow(2, x) into exp2, say).
+  llvm::Value* LibmPerLane(const char* name, llvm::Value* x, llvm::Value* y);
+
   // sin or cos: the library's reduction for |x| <= 8192; lanes beyond it take libm's
   // sinf/cosf, on a branch taken only when some lane needs it (so the function may
   // leave the builder in a new block).
