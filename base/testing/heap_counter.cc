@@ -19,6 +19,14 @@ void* Allocate(size_t size, size_t alignment) {
   return p;
 }
 
+void* AllocateOrNull(size_t size, size_t alignment) noexcept {
+  try {
+    return Allocate(size, alignment);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 namespace dynvm::testing {
@@ -35,6 +43,21 @@ void* operator new(size_t size, std::align_val_t a) {
 void* operator new[](size_t size, std::align_val_t a) {
   return Allocate(size, static_cast<size_t>(a));
 }
+// The nothrow forms too: otherwise the library's would allocate what ours free.
+void* operator new(size_t size, const std::nothrow_t&) noexcept { return AllocateOrNull(size, 0); }
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+  return AllocateOrNull(size, 0);
+}
+void* operator new(size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return AllocateOrNull(size, static_cast<size_t>(a));
+}
+void* operator new[](size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return AllocateOrNull(size, static_cast<size_t>(a));
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
