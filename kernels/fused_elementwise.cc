@@ -611,13 +611,18 @@ void RunGroupedBlock(const Plan<N>& plan, int64_t begin, int64_t end, Workspace&
   RunBlock(plan, end - begin, ws, out);
 }
 
+// Output elements per parallel chunk for a program of `statements` over `inputs`:
+// each statement costs about as much as streaming one more array.
+int64_t ElementGrain(int64_t inputs, int64_t statements) {
+  return internal::GrainForBytes(sizeof(float) * (inputs + 1 + statements));
+}
+
 // The whole output into `out`, in the grid's blocks, parallel on `pool`.
 template <size_t N>
 void EvaluateAll(const Plan<N>& plan, float* out, ThreadPool& pool) {
-  // Each statement costs about as much as streaming one more array.
-  const int64_t bytes_per_element =
-      sizeof(float) * (plan.in.count + 1 + static_cast<int64_t>(plan.program->statements.size()));
-  const int64_t grain = CeilDiv(internal::GrainForBytes(bytes_per_element), plan.grid.size);
+  const int64_t grain =
+      CeilDiv(ElementGrain(plan.in.count, static_cast<int64_t>(plan.program->statements.size())),
+              plan.grid.size);
   pool.ParallelFor(plan.grid.count, grain, [&](int64_t first, int64_t last) {
     Workspace ws;
     StartTask(plan, plan.grid.size, ws);
@@ -875,10 +880,8 @@ void FusedProgram::Evaluate(absl::Span<NDArrayObj* const> inputs, absl::Span<con
                             float* out, ThreadPool& pool) const {
   if (native_ != nullptr) {
     const NativePlan plan = MakeNativePlan(*native_, inputs, shape);
-    // Each statement costs about as much as streaming one more array.
-    const int64_t bytes_per_element =
-        sizeof(float) * static_cast<int64_t>(inputs.size() + 1 + num_statements());
-    pool.ParallelFor(plan.loop.num_elements, internal::GrainForBytes(bytes_per_element),
+    pool.ParallelFor(plan.loop.num_elements,
+                     ElementGrain(static_cast<int64_t>(inputs.size()), num_statements()),
                      [&](int64_t begin, int64_t end) { plan.Run(begin, end, out + begin); });
     return;
   }
