@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "kernels/flops.h"
 #include "objects/adt.h"
@@ -278,27 +280,69 @@ absl::Status VirtualMachine::CheckArguments(const Function& function,
   return ArgumentChecker(function).Check(args);
 }
 
+namespace {
+
+// Steps between two looks at the clock when a deadline is set: a call or backward jump
+// costs a few ns, a clock read about 20.
+constexpr int64_t kStepsPerDeadlineCheck = 1024;
+constexpr int64_t kNoDeadline = INT64_MAX;
+
+}  // namespace
+
+InvokeLimits VirtualMachine::DefaultLimits() const {
+  InvokeLimits limits;
+  if (options_.timeout != absl::InfiniteDuration()) limits.deadline = absl::Now() + options_.timeout;
+  limits.max_memory_bytes = options_.max_memory_bytes;
+  return limits;
+}
+
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
                                              absl::Span<const Value> args) {
-  std::optional<uint32_t> index = executable_->FunctionIndex(function);
-  if (!index) {
-    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
-  }
-  return Invoke(*index, args);
+  return Invoke(function, args, DefaultLimits());
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
                                              absl::Span<const Value> args) {
+  return Invoke(function_index, args, DefaultLimits());
+}
+
+absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
+                                             absl::Span<const Value> args,
+                                             const InvokeLimits& limits) {
+  std::optional<uint32_t> index = executable_->FunctionIndex(function);
+  if (!index) {
+    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
+  }
+  return Invoke(*index, args, limits);
+}
+
+absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
+                                             absl::Span<const Value> args,
+                                             const InvokeLimits& limits) {
   if (function_index >= executable_->functions().size()) {
     return absl::NotFoundError(absl::StrFormat("function index %d out of range: %d functions",
                                                function_index, executable_->functions().size()));
   }
+  if (limits.max_memory_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "memory limit must be >= 0 bytes (0: none), got %d", limits.max_memory_bytes));
+  }
   const Function& function = executable_->function(function_index);
   DYNVM_RETURN_IF_ERROR(CheckArguments(function, args));
+
+  started_ns_ = absl::GetCurrentTimeNanos();
+  deadline_ns_ = limits.deadline == absl::InfiniteFuture() ? kNoDeadline
+                                                           : absl::ToUnixNanos(limits.deadline);
+  DYNVM_RETURN_IF_ERROR(CheckDeadline());
+  const int64_t steps = options_.max_steps > 0 ? options_.max_steps : INT64_MAX;
+  steps_left_ = deadline_ns_ == kNoDeadline ? steps : std::min(steps, kStepsPerDeadlineCheck);
+  steps_reserve_ = steps - steps_left_;
+  memory_limit_ = limits.max_memory_bytes;
+  memory_baseline_ = memory_limit_ > 0 ? allocator_->stats().bytes_live : 0;
+
   DYNVM_RETURN_IF_ERROR(EnsureRegisters(function.num_registers));
   for (size_t i = 0; i < args.size(); ++i) registers_[i] = args[i];
   frames_.push_back(Frame{function_index, 0, 0, 0});
-  steps_left_ = options_.max_steps > 0 ? options_.max_steps : INT64_MAX;
   absl::StatusOr<Value> result;
   if (options_.profiler != nullptr) [[unlikely]] {
     options_.profiler->Begin(*executable_, function_index);
@@ -404,7 +448,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   }
   CASE(Goto) {
     const int32_t offset = static_cast<int32_t>(OPND(0));
-    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] TRY(NextStepSlice());
     ip += offset;
     DISPATCH();
   }
@@ -419,7 +463,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
       truth = *t;
     }
     const int32_t offset = static_cast<int32_t>(truth ? OPND(1) : OPND(2));
-    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (offset <= 0 && --steps_left_ < 0) [[unlikely]] TRY(NextStepSlice());
     ip += offset;
     DISPATCH();
   }
@@ -429,7 +473,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     const uint32_t n = OPND(2);
     const size_t base = frames_.back().base + func->num_registers;
     if (frames_.size() >= options_.max_call_depth) [[unlikely]] FAIL(DepthError(callee));
-    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (--steps_left_ < 0) [[unlikely]] TRY(NextStepSlice());
     if (base + callee.num_registers > registers_.size()) [[unlikely]] {
       TRY(EnsureRegisters(base + callee.num_registers));
       regs = registers_.data() + frames_.back().base;
@@ -450,7 +494,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     const uint32_t callee_index = OPND(0);
     const Function& callee = exe.function(callee_index);
     const uint32_t n = OPND(1);
-    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (--steps_left_ < 0) [[unlikely]] TRY(NextStepSlice());
     const size_t base = frames_.back().base;
     if (base + callee.num_registers > registers_.size()) [[unlikely]] {
       TRY(EnsureRegisters(base + callee.num_registers));
@@ -496,7 +540,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     }
     const size_t base = frames_.back().base + func->num_registers;
     if (frames_.size() >= options_.max_call_depth) [[unlikely]] FAIL(DepthError(callee));
-    if (--steps_left_ < 0) [[unlikely]] FAIL(StepsError());
+    if (--steps_left_ < 0) [[unlikely]] TRY(NextStepSlice());
     // `closure` stays valid across a regrowth of the stack: moved Values keep pointing
     // at the same object.
     if (base + callee.num_registers > registers_.size()) [[unlikely]] {
@@ -518,6 +562,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   }
   CASE(InvokePacked) {
     const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
+    if (deadline_ns_ != kNoDeadline) [[unlikely]] TRY(CheckDeadline());
     TRY(GatherTensors(kernel, &OPND(3), OPND(2), regs));
     NDArrayObj** args = kernel_args_.data();
     absl::Status kernel_status = kernel.Call(args, *thread_pool_);
@@ -555,6 +600,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
       FAIL(absl::InvalidArgumentError(
           absl::StrFormat("negative storage size %d", size.int_value())));
     }
+    if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(static_cast<size_t>(size.int_value())));
     absl::StatusOr<Storage> storage =
         AllocateStorage(allocator_, static_cast<size_t>(size.int_value()));
     if (!storage.ok()) FAIL(storage.status());
@@ -772,9 +818,44 @@ absl::Status VirtualMachine::GatherTensors(const kernels::BoundKernel& kernel,
   return absl::OkStatus();
 }
 
-absl::Status VirtualMachine::StepsError() const {
+absl::Status VirtualMachine::NextStepSlice() {
+  if (steps_reserve_ == 0) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "step limit of %d calls and backward jumps exceeded", options_.max_steps));
+  }
+  DYNVM_RETURN_IF_ERROR(CheckDeadline());
+  // This step is the first of the new slice.
+  const int64_t slice = std::min(steps_reserve_, kStepsPerDeadlineCheck);
+  steps_reserve_ -= slice;
+  steps_left_ = slice - 1;
+  return absl::OkStatus();
+}
+
+absl::Status VirtualMachine::CheckDeadline() const {
+  if (deadline_ns_ == kNoDeadline) return absl::OkStatus();
+  const int64_t now = absl::GetCurrentTimeNanos();
+  if (now <= deadline_ns_) return absl::OkStatus();
+  if (deadline_ns_ < started_ns_) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "deadline exceeded: it had passed %s before the invocation began",
+        absl::FormatDuration(absl::Nanoseconds(started_ns_ - deadline_ns_))));
+  }
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "deadline exceeded: the invocation had %s and ran %s",
+      absl::FormatDuration(absl::Nanoseconds(deadline_ns_ - started_ns_)),
+      absl::FormatDuration(absl::Nanoseconds(now - started_ns_))));
+}
+
+absl::Status VirtualMachine::CheckMemory(size_t nbytes) const {
+  const int64_t held = allocator_->stats().bytes_live - memory_baseline_;
+  if (nbytes <= static_cast<size_t>(memory_limit_) &&
+      held <= memory_limit_ - static_cast<int64_t>(nbytes)) {
+    return absl::OkStatus();
+  }
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "step limit of %d calls and backward jumps exceeded", options_.max_steps));
+      "memory limit of %d bytes for this invocation exceeded: it holds %d bytes and asks "
+      "for %d more",
+      memory_limit_, held, nbytes));
 }
 
 absl::Status VirtualMachine::DepthError(const Function& callee) const {

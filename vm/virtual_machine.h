@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
@@ -33,12 +34,30 @@
 
 namespace dynvm::vm {
 
+// Limits of one invocation. Exceeding one ends that invocation with an error naming the
+// limit (DeadlineExceeded, ResourceExhausted) and leaves the VM ready for the next.
+struct InvokeLimits {
+  // The invocation ends once this time has passed. Checked before every kernel call,
+  // call and backward jump (a running kernel is not interrupted: one kernel call is
+  // the granularity). InfiniteFuture: no deadline.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Tensor memory the invocation may hold at once: bytes that AllocStorage took from
+  // the VM's allocator and that are still live. Exact with the VM's private allocator;
+  // with an allocator shared between VMs, their concurrent allocations count too.
+  // 0: no limit.
+  int64_t max_memory_bytes = 0;
+};
+
 struct VmOptions {
   // Frames deeper than this end the invocation with ResourceExhausted.
   uint32_t max_call_depth = 10000;
   // Calls and backward jumps one invocation may make before it ends with
   // ResourceExhausted; bounds the time a hostile or buggy program can take. 0: no limit.
   int64_t max_steps = 0;
+  // The limits of an Invoke that names none: each invocation gets `timeout` from its
+  // start (InfiniteDuration: none) and `max_memory_bytes` (0: none).
+  absl::Duration timeout = absl::InfiniteDuration();
+  int64_t max_memory_bytes = 0;
   // Where kernels parallelise. Null: kernels::ThreadPool::Default().
   kernels::ThreadPool* thread_pool = nullptr;
   // Where AllocStorage gets memory. Null: a pooled allocator private to this VM.
@@ -55,12 +74,17 @@ class VirtualMachine {
   VirtualMachine(const VirtualMachine&) = delete;
   VirtualMachine& operator=(const VirtualMachine&) = delete;
 
-  // Runs the function called `function` on `args`. NotFound for an unknown name;
-  // InvalidArgument when the arguments do not match the signature; otherwise the
-  // status of the run.
+  // Runs the function called `function` on `args`, within the limits of VmOptions.
+  // NotFound for an unknown name; InvalidArgument when the arguments do not match the
+  // signature; otherwise the status of the run.
   absl::StatusOr<Value> Invoke(std::string_view function, absl::Span<const Value> args);
+  // The same within `limits` (a server's per-request deadline and memory budget).
+  absl::StatusOr<Value> Invoke(std::string_view function, absl::Span<const Value> args,
+                               const InvokeLimits& limits);
   // The same, by index into executable().functions().
   absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args);
+  absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args,
+                               const InvokeLimits& limits);
 
   // OK if `args` fit the signature of `function`, else InvalidArgument naming the
   // argument and what was expected.
@@ -84,7 +108,15 @@ class VirtualMachine {
   // Releases every register of every frame and drops the frames (after an error).
   void Unwind();
   absl::Status DepthError(const Function& callee) const;
-  absl::Status StepsError() const;
+  // The limits an Invoke without them runs within, from options_.
+  InvokeLimits DefaultLimits() const;
+  // Called when steps_left_ runs out: the step limit is reached, or it is time to look
+  // at the clock (with a deadline, steps are handed out in slices).
+  absl::Status NextStepSlice();
+  // DeadlineExceeded once the invocation's deadline has passed.
+  absl::Status CheckDeadline() const;
+  // ResourceExhausted if `nbytes` more would take the invocation past its memory limit.
+  absl::Status CheckMemory(size_t nbytes) const;
   // Points kernel_args_[0..count) at the tensors in `registers` (indices into `regs`),
   // or names the first register that holds no tensor.
   absl::Status GatherTensors(const kernels::BoundKernel& kernel, const uint32_t* registers,
@@ -96,7 +128,14 @@ class VirtualMachine {
   kernels::ThreadPool* thread_pool_;
   std::vector<Value> registers_;
   std::vector<Frame> frames_;
-  int64_t steps_left_ = 0;                // of options_.max_steps, in this invocation
+  // The current invocation's limits. Steps (calls and backward jumps) count down in
+  // steps_left_, the fast path; steps_reserve_ holds the rest of max_steps.
+  int64_t steps_left_ = 0;
+  int64_t steps_reserve_ = 0;
+  int64_t deadline_ns_ = 0;        // since the Unix epoch; kNoDeadline: none
+  int64_t started_ns_ = 0;         // when the invocation began, for messages
+  int64_t memory_limit_ = 0;       // 0: none
+  int64_t memory_baseline_ = 0;    // the allocator's live bytes when the invocation began
   std::vector<Value> scratch_;            // TailInvoke's arguments in flight
   std::vector<NDArrayObj*> kernel_args_;  // InvokePacked's tensors, sized at construction
   std::vector<Shape> shapes_;             // InvokeShapeFn's results, likewise

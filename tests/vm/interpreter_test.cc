@@ -333,6 +333,83 @@ TEST(InterpreterLimitsTest, StepLimitEndsALongLoop) {
   EXPECT_EQ(RunInt(vm, "sum", {Value::Int(1), Value::Int(999), Value::Int(0)}), 499500);
 }
 
+TEST(InterpreterLimitsTest, TimeoutEndsALongLoopAndTheVmRecovers) {
+  auto exe = LoadProgram("sum_loop.s");
+  ASSERT_NE(exe, nullptr);
+  VmOptions options;
+  options.timeout = absl::Milliseconds(5);
+  VirtualMachine vm(exe, options);
+  // 10^12 tail calls would take hours; the deadline ends the loop.
+  absl::StatusOr<Value> out =
+      vm.Invoke("sum", {Value::Int(1), Value::Int(1'000'000'000'000), Value::Int(0)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(out.status().message(), HasSubstr("function 'sum'"));
+  EXPECT_THAT(out.status().message(), HasSubstr("deadline exceeded: the invocation had "));
+  // Each invocation gets the whole timeout again.
+  EXPECT_EQ(RunInt(vm, "sum", {Value::Int(1), Value::Int(999), Value::Int(0)}), 499500);
+}
+
+TEST(InterpreterLimitsTest, StepLimitHoldsUnderADeadline) {
+  // With a deadline, steps are counted in slices between looks at the clock; the step
+  // limit must still be exact.
+  auto exe = LoadProgram("sum_loop.s");
+  ASSERT_NE(exe, nullptr);
+  VmOptions options;
+  options.max_steps = 5000;
+  options.timeout = absl::Hours(1);
+  VirtualMachine vm(exe, options);
+  // n = 5000 takes 5000 tail calls: allowed; one more is not.
+  EXPECT_EQ(RunInt(vm, "sum", {Value::Int(1), Value::Int(5000), Value::Int(0)}), 12'502'500);
+  absl::StatusOr<Value> out = vm.Invoke("sum", {Value::Int(1), Value::Int(5001), Value::Int(0)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("step limit of 5000"));
+}
+
+TEST(InterpreterLimitsTest, PerCallDeadlineIsCheckedBeforeKernels) {
+  auto exe = LoadProgram("dynamic_shape.s");
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  std::mt19937 rng(7);
+  NDArray x = RandomTensor({2, 768}, rng);
+  InvokeLimits past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  absl::StatusOr<Value> out = vm.Invoke("main", {Value(x), Value(x)}, past);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(out.status().message(), HasSubstr("before the invocation began"));
+  EXPECT_EQ(x->use_count(), 1);
+  InvokeLimits future;
+  future.deadline = absl::Now() + absl::Hours(1);
+  ASSERT_TRUE(vm.Invoke("main", {Value(x), Value(x)}, future).ok());
+  // Without limits the VmOptions' (none) apply.
+  EXPECT_TRUE(vm.Invoke("main", {Value(x), Value(x)}).ok());
+}
+
+TEST(InterpreterLimitsTest, MemoryLimitRefusesAnAllocationAndTheVmRecovers) {
+  auto exe = LoadProgram("dynamic_shape.s");
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  std::mt19937 rng(8);
+  NDArray x = RandomTensor({100, 768}, rng);  // the output needs 307200 bytes
+  InvokeLimits limits;
+  limits.max_memory_bytes = 300'000;
+  absl::StatusOr<Value> out = vm.Invoke("main", {Value(x), Value(x)}, limits);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("memory limit of 300000 bytes for this invocation exceeded: it holds 0 "
+                        "bytes and asks for 307200 more"));
+  EXPECT_EQ(vm.allocator()->stats().bytes_live, 0);
+  // Enough for one output; the previous result, still held by the caller, does not
+  // count against the next invocation.
+  limits.max_memory_bytes = 307'200;
+  absl::StatusOr<Value> first = vm.Invoke("main", {Value(x), Value(x)}, limits);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<Value> second = vm.Invoke("main", {Value(x), Value(x)}, limits);
+  ASSERT_TRUE(second.ok()) << second.status();
+  limits.max_memory_bytes = -1;
+  EXPECT_EQ(vm.Invoke("main", {Value(x), Value(x)}, limits).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(InterpreterLimitsTest, ErrorsReleaseEverythingTheFramesHeld) {
   auto exe = LoadProgram("dynamic_shape.s");
   ASSERT_NE(exe, nullptr);
