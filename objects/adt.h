@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <new>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "objects/object.h"
@@ -108,6 +109,22 @@ class alignas(8) ClosureObj : public internal::ValueArrayObject<ClosureObj> {
 
 using ADT = ObjectRef<ADTObj>;
 using Closure = ObjectRef<ClosureObj>;
+
+// The leaves of `value`, depth-first: the fields of an ADT (a tuple is one) in order,
+// recursively; anything else is one leaf. An ADT without fields has no leaves. This is
+// how the tools and the C API list a function's outputs.
+inline void AppendLeaves(const Value& value, std::vector<Value>& out) {
+  if (const ADTObj* adt = value.As<ADTObj>()) {
+    for (const Value& field : adt->fields()) AppendLeaves(field, out);
+    return;
+  }
+  out.push_back(value);
+}
+inline std::vector<Value> FlattenValue(const Value& value) {
+  std::vector<Value> out;
+  AppendLeaves(value, out);
+  return out;
+}
 
 }  // namespace dynvm
 

@@ -223,23 +223,13 @@ absl::StatusOr<uint32_t> FindFunction(const vm::Executable& exe, const Flags& fl
                                              flags.executable, names));
 }
 
-// The names of the outputs, depth first as FlattenValue lists them, from the result's
-// signature (an ONNX model's graph outputs); empty where it names none.
-void CollectOutputNames(const vm::ValueSpec& spec, std::vector<std::string>& names) {
-  if (spec.kind != vm::ValueSpec::Kind::kTuple) {
-    names.push_back(spec.name);
-    return;
-  }
-  for (const vm::ValueSpec& field : spec.fields) CollectOutputNames(field, names);
-}
-
 // `outputs`, each with its name when the signature names it.
 struct Outputs {
   std::vector<Value> values;
   std::vector<std::string> names;  // one per value, or empty
 
   Outputs(const vm::Function& function, const Value& result) : values(FlattenValue(result)) {
-    if (!function.results.empty()) CollectOutputNames(function.results[0], names);
+    for (const vm::ValueSpec* spec : function.outputs()) names.push_back(spec->name);
     if (names.size() != values.size()) names.clear();  // another shape than the signature
   }
   bool all_named() const {

@@ -36,6 +36,24 @@ std::string ValueSpecToString(const ValueSpec& spec) {
                          absl::StrJoin(spec.dims, ", ", dim));
 }
 
+namespace {
+
+void AppendLeafSpecs(const ValueSpec& spec, std::vector<const ValueSpec*>& out) {
+  if (spec.kind != ValueSpec::Kind::kTuple) {
+    out.push_back(&spec);
+    return;
+  }
+  for (const ValueSpec& field : spec.fields) AppendLeafSpecs(field, out);
+}
+
+}  // namespace
+
+std::vector<const ValueSpec*> Function::outputs() const {
+  std::vector<const ValueSpec*> out;
+  for (const ValueSpec& r : results) AppendLeafSpecs(r, out);
+  return out;
+}
+
 absl::Status CheckNativeCodeRuns(const NativeCode& code,
                                  absl::FunctionRef<bool(std::string_view)> cpu_has) {
   std::vector<std::string_view> missing;

@@ -73,6 +73,11 @@ struct Function {
   std::vector<uint32_t> code;     // vm/bytecode.h
 
   uint32_t num_params() const { return static_cast<uint32_t>(params.size()); }
+  // The outputs: the leaves of `results` depth-first, as FlattenValue (objects/adt.h)
+  // lists the values returned — a tuple's fields in order, recursively; anything else
+  // is one leaf (a result of kind `any` too, though its value may flatten to several).
+  // An ONNX model's graph outputs, by name.
+  std::vector<const ValueSpec*> outputs() const;
   bool operator==(const Function&) const = default;
 };
 

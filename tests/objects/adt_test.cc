@@ -167,5 +167,17 @@ TEST(OpaqueTest, FinalizerRunsOnceOnLastRelease) {
   EXPECT_EQ(finalized, 1);
 }
 
+TEST(FlattenValueTest, DepthFirstThroughAdts) {
+  const Value s(MakeObject<StringObj>("leaf"));
+  const Value nested(ADTObj::Tuple(
+      {Value::Int(1), Value(ADTObj::Create(2, {s, Value(ADTObj::Tuple({}))})), Value::Bool(true)}));
+  const std::vector<Value> leaves = FlattenValue(nested);
+  ASSERT_EQ(leaves.size(), 3u);
+  EXPECT_EQ(leaves[0].int_value(), 1);
+  EXPECT_EQ(leaves[1].object(), s.object());
+  EXPECT_TRUE(leaves[2].is_bool());
+  EXPECT_EQ(FlattenValue(Value::Float(2)).size(), 1u);
+}
+
 }  // namespace
 }  // namespace dynvm

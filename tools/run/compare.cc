@@ -5,21 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "objects/adt.h"
 #include "objects/ndarray.h"
 #include "tools/run/elements.h"
 #include "tools/run/value_printer.h"
 
 namespace dynvm::tools {
 namespace {
-
-void Flatten(const Value& value, std::vector<Value>& out) {
-  if (const ADTObj* adt = value.As<ADTObj>()) {
-    for (const Value& field : adt->fields()) Flatten(field, out);
-    return;
-  }
-  out.push_back(value);
-}
 
 bool Close(double expected, double got, const CompareOptions& options) {
   if (std::isnan(expected) || std::isnan(got)) return std::isnan(expected) && std::isnan(got);
@@ -81,12 +72,6 @@ double AsDouble(const Value& v) {
 }
 
 }  // namespace
-
-std::vector<Value> FlattenValue(const Value& value) {
-  std::vector<Value> out;
-  Flatten(value, out);
-  return out;
-}
 
 std::string DescribeValue(const Value& value) {
   switch (value.kind()) {

@@ -1,5 +1,5 @@
 // Checking what a function returned against expected values (vm_run's
-// --expected_output), and the flattening of nested results that pairs them up.
+// --expected_output), paired up with the outputs by FlattenValue (objects/adt.h).
 //
 // Tensors must match in dtype and shape exactly. Float elements (f32, f64, f16, bf16)
 // match when |got - expected| <= atol + rtol * |expected|, NaN matching NaN and an
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "objects/adt.h"  // IWYU pragma: export (FlattenValue)
 #include "objects/value.h"
 
 namespace dynvm::tools {
@@ -24,10 +25,6 @@ struct CompareOptions {
   double atol = 1e-6;  // absolute tolerance of float elements
   double rtol = 1e-5;  // relative tolerance, times |expected|
 };
-
-// The leaves of `value`, depth-first: the fields of an ADT (a tuple is one) in order,
-// recursively; anything else is one leaf. An ADT without fields has no leaves.
-std::vector<Value> FlattenValue(const Value& value);
 
 // Nothing when `got` matches `expected`, else one line saying how they differ: the
 // kinds, dtypes or shapes, or for elements the number that differ, the first one's

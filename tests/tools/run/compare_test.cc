@@ -26,18 +26,6 @@ std::optional<std::string> Diff(std::string_view expected, std::string_view got,
   return CompareValue(Inline(expected), Inline(got), options);
 }
 
-TEST(FlattenValueTest, DepthFirstThroughAdts) {
-  const Value t = Inline("f32=1");
-  const Value nested(ADTObj::Tuple(
-      {Value::Int(1), Value(ADTObj::Create(2, {t, Value(ADTObj::Tuple({}))})), Value::Bool(true)}));
-  const std::vector<Value> leaves = FlattenValue(nested);
-  ASSERT_EQ(leaves.size(), 3u);
-  EXPECT_EQ(leaves[0].int_value(), 1);
-  EXPECT_EQ(leaves[1].object(), t.object());
-  EXPECT_TRUE(leaves[2].is_bool());
-  EXPECT_EQ(FlattenValue(Value::Float(2)).size(), 1u);
-}
-
 TEST(CompareValueTest, EqualTensorsMatch) {
   EXPECT_EQ(Diff("2x2xi32=1,2,3,4", "2x2xi32=1,2,3,4"), std::nullopt);
   EXPECT_EQ(Diff("0x3xf32=", "0x3xf32="), std::nullopt);
