@@ -90,7 +90,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   const int64_t max_chunks = (n + grain - 1) / grain;
   // Some slack over the thread count balances uneven chunks.
   const int64_t chunks = std::min<int64_t>(max_chunks, 4 * num_threads());
-  if (chunks <= 1 || workers_.empty() || !submit_mu_.TryLock()) {
+  if (chunks <= 1 || workers_.empty() || !submit_mu_.try_lock()) {
     fn(0, n);
     return;
   }
@@ -105,7 +105,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   // A worker that picked up the pointer may still be looking at it: wait it out before
   // `job` leaves scope.
   while (active_.load() != 0) CpuRelax();
-  submit_mu_.Unlock();
+  submit_mu_.unlock();
 }
 
 namespace {

@@ -4,12 +4,13 @@
 #include <bit>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 
 namespace dynvm {
 namespace {
@@ -52,7 +53,7 @@ class NaiveAllocator final : public Allocator {
     size_t size = RoundUp(nbytes, kAllocAlignment);
     absl::StatusOr<void*> data = SystemAllocate(size);
     if (!data.ok()) return data.status();
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     stats_.allocations++;
     stats_.system_allocations++;
     stats_.bytes_live += static_cast<int64_t>(size);
@@ -62,18 +63,20 @@ class NaiveAllocator final : public Allocator {
 
   void Free(Buffer buffer) override {
     std::free(buffer.data);
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     stats_.bytes_live -= static_cast<int64_t>(buffer.size);
   }
 
   AllocatorStats stats() const override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     return stats_;
   }
 
  private:
   const AllocatorOptions options_;
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not built for
+  // ThreadSanitizer, which then cannot see absl::Mutex, while it intercepts pthreads.
+  mutable std::mutex mu_;
   AllocatorStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -88,7 +91,7 @@ class PooledAllocator final : public Allocator {
     }
     size_t size = PoolSizeClass(nbytes);
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard lock(mu_);
       auto it = free_lists_.find(size);
       if (it != free_lists_.end() && !it->second.empty()) {
         void* data = it->second.back();
@@ -101,26 +104,26 @@ class PooledAllocator final : public Allocator {
     }
     absl::StatusOr<void*> data = SystemAllocate(size);
     if (!data.ok()) return data.status();
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     stats_.system_allocations++;
     CountAllocation(size);
     return Buffer{*data, size};
   }
 
   void Free(Buffer buffer) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     free_lists_[buffer.size].push_back(buffer.data);
     stats_.bytes_live -= static_cast<int64_t>(buffer.size);
     stats_.bytes_cached += static_cast<int64_t>(buffer.size);
   }
 
   AllocatorStats stats() const override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     return stats_;
   }
 
   void ReleaseCached() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     for (auto& [size, list] : free_lists_) {
       for (void* data : list) std::free(data);
       list.clear();
@@ -136,7 +139,9 @@ class PooledAllocator final : public Allocator {
   }
 
   const AllocatorOptions options_;
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not built for
+  // ThreadSanitizer, which then cannot see absl::Mutex, while it intercepts pthreads.
+  mutable std::mutex mu_;
   absl::flat_hash_map<size_t, std::vector<void*>> free_lists_ ABSL_GUARDED_BY(mu_);
   AllocatorStats stats_ ABSL_GUARDED_BY(mu_);
 };
