@@ -2,7 +2,8 @@
 # README quick start, second command (and what CI runs): install what is missing, build
 # twice — Release, and Debug with AddressSanitizer + UndefinedBehaviorSanitizer — and
 # run the whole test suite on both (on Release also with the portable kernels forced,
-# DYNVM_ISA=scalar). Exits non-zero on any failure.
+# DYNVM_ISA=scalar); then the concurrency tests under ThreadSanitizer. Exits non-zero on
+# any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -13,6 +14,18 @@ cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 # Again on the portable kernels, as a CPU without AVX2 runs them (kernels/cpu_features.h).
 DYNVM_ISA=scalar ctest --test-dir build --output-on-failure -j"$jobs"
+
+# ThreadSanitizer on the concurrency tests: VMs on many threads sharing one executable,
+# the thread pool, the allocators. Only those targets are built (no compiler); the tiny
+# BERT executable is the one the Release run's fixture compiled.
+tsan_tests=(vm_sharing_test kernels_thread_pool_test objects_allocator_test)
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDYNVM_TSAN=ON \
+  -DDYNVM_BUILD_BENCHMARKS=OFF
+cmake --build build-tsan -j"$jobs" --target "${tsan_tests[@]}"
+for t in "${tsan_tests[@]}"; do
+  DYNVM_BERT_MINI_EXE="$PWD/build/testdata/bert_mini.fbs" TSAN_OPTIONS=halt_on_error=1 \
+    "build-tsan/bin/$t" --gtest_brief=1
+done
 
 # Sanitizers: -O1 keeps the run fast; UBSan aborts on the first report. A corrupted or
 # hostile program may ask for more memory than the machine has: ASan then returns null

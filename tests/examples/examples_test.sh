@@ -1,10 +1,10 @@
 #!/bin/sh
 # The bundled examples end to end: compile examples/mlp.relay and run it at two batch
 # sizes, assemble examples/dynamic_add.s, run both with vm_run against expected outputs
-# (the quick start's inputs), and run the C++ embedding example on dynamic_add.
-# usage: examples_test.sh VM_AS VM_RUN EMBED_EXAMPLE EXAMPLES_DIR VM_COMPILE
+# (the quick start's inputs), and run the C++ and C embedding examples on dynamic_add.
+# usage: examples_test.sh VM_AS VM_RUN EMBED_EXAMPLE EXAMPLES_DIR VM_COMPILE EMBED_C_EXAMPLE
 set -eu
-vm_as=$1 vm_run=$2 embed=$3 examples=$4 vm_compile=$5
+vm_as=$1 vm_run=$2 embed=$3 examples=$4 vm_compile=$5 embed_c=$6
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
@@ -27,4 +27,10 @@ w="$w --input=w2=2x3xf32=1,1,1,1,-1,0 --input=b2=2xf32=0.5,0"
 grep -q "^n=3: shape \[3, 4\], z\[0\]\[0..3\] = 0.5 2.5 4.5 6.5$" "$dir/out.txt"
 grep -q "^wrong shape: INVALID_ARGUMENT: argument 0 ('x') of 'main'" "$dir/out.txt"
 grep -q "^count(0, 1000000) = 1000000$" "$dir/out.txt"
+"$embed_c" "$dir/exe.fbs" > "$dir/out_c.txt"
+grep -q "^function main(x: tensor f32\[n, 4\], y: tensor f32\[n, 4\]) -> tensor f32\[n, 4\]$" "$dir/out_c.txt"
+grep -q "^z: shape \[3, 4\], z\[2\]\[0..3\] = 16.5 18.5 20.5 22.5$" "$dir/out_c.txt"
+grep -q "^inputs released: 1 1$" "$dir/out_c.txt"
+grep -q "^wrong argument: INVALID_ARGUMENT: argument 1 ('y') of 'main'" "$dir/out_c.txt"
+grep -q "^count(0, 1000) = 1000$" "$dir/out_c.txt"
 echo "examples ok"
