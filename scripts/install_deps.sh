@@ -12,6 +12,9 @@ packages=(
                                # classes, checker and shape inference (no protoc needed)
   libonnx-testdata  # ONNX's backend test cases, run by tools/onnx_conformance
   llvm-14-dev  # native kernels (compiler/llvm): LLVM's CMake package, headers and libLLVM-14
+  libcpp-httplib-dev nlohmann-json3-dev  # vm_serve: HTTP/1.1 server and JSON (tools/serve)
+  wrk  # vm_serve's load script (bench/serve_load.sh)
+  pybind11-dev python3-dev  # the Python module `dynvm` (python/), for Debian's /usr/bin/python3
 )
 
 missing=()
