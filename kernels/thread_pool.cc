@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <system_error>
 
 namespace dynvm::kernels {
 namespace {
@@ -34,7 +35,16 @@ struct ThreadPool::Job {
 };
 
 ThreadPool::ThreadPool(int num_threads) {
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 1; i < num_threads; ++i) {
+    // A system that refuses another thread (a pid or memory limit) gets a smaller
+    // pool, which num_threads() reports, rather than an exception half-way that would
+    // leave joinable threads behind.
+    try {
+      workers_.emplace_back([this] { WorkerLoop(); });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

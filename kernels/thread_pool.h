@@ -29,7 +29,8 @@ namespace dynvm::kernels {
 class ThreadPool {
  public:
   // A pool of `num_threads` threads in all, counting the caller of ParallelFor (so 1
-  // means no worker threads). Values below 1 are taken as 1.
+  // means no worker threads). Values below 1 are taken as 1; if the system refuses a
+  // thread, the pool has the ones it got (num_threads() says how many).
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

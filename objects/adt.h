@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -114,11 +115,26 @@ using Closure = ObjectRef<ClosureObj>;
 // recursively; anything else is one leaf. An ADT without fields has no leaves. This is
 // how the tools and the C API list a function's outputs.
 inline void AppendLeaves(const Value& value, std::vector<Value>& out) {
-  if (const ADTObj* adt = value.As<ADTObj>()) {
-    for (const Value& field : adt->fields()) AppendLeaves(field, out);
+  const ADTObj* root = value.As<ADTObj>();
+  if (root == nullptr) {
+    out.push_back(value);
     return;
   }
-  out.push_back(value);
+  // Iterative: a program may build ADTs nested millions deep.
+  std::vector<std::pair<const ADTObj*, uint32_t>> stack = {{root, 0}};
+  while (!stack.empty()) {
+    auto& [adt, next] = stack.back();
+    if (next == adt->size()) {
+      stack.pop_back();
+      continue;
+    }
+    const Value& field = adt->fields()[next++];
+    if (const ADTObj* inner = field.As<ADTObj>()) {
+      stack.emplace_back(inner, 0);
+    } else {
+      out.push_back(field);
+    }
+  }
 }
 inline std::vector<Value> FlattenValue(const Value& value) {
   std::vector<Value> out;

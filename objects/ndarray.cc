@@ -98,8 +98,10 @@ DLManagedTensor* ToDLPack(const NDArray& array) {
   auto* ctx = new ExportContext{};
   ctx->array = array;
   DLTensor& t = ctx->tensor.dl_tensor;
-  t.data = array->storage()->data();
-  t.byte_offset = array->byte_offset();
+  // The first element itself, not the storage plus byte_offset: many consumers ignore
+  // byte_offset, and DLPack allows either on CPU.
+  t.data = array->data();
+  t.byte_offset = 0;
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = array->ndim();
   t.dtype = ToDLDataType(array->dtype());
@@ -125,6 +127,10 @@ absl::StatusOr<NDArray> FromDLPack(DLManagedTensor* tensor) {
     return absl::InvalidArgumentError(
         absl::StrFormat("DLPack tensor rank %d outside [0, %d]", t.ndim, kMaxRank));
   }
+  if (t.shape == nullptr && t.ndim > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("DLPack tensor of rank %d has no shape (null)", t.ndim));
+  }
   DYNVM_ASSIGN_OR_RETURN(DType dtype, FromDLDataType(t.dtype));
   absl::Span<const int64_t> shape(t.shape, static_cast<size_t>(t.ndim));
   DYNVM_ASSIGN_OR_RETURN(int64_t count, ShapeNumElements(shape));
@@ -138,6 +144,10 @@ absl::StatusOr<NDArray> FromDLPack(DLManagedTensor* tensor) {
       }
       expected *= shape[i];
     }
+  }
+  if (t.data == nullptr && count > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DLPack tensor %s%s has no data (null)", DTypeName(dtype), ShapeToString(shape)));
   }
   char* data = static_cast<char*>(t.data) + t.byte_offset;
   if (reinterpret_cast<uintptr_t>(data) % DTypeSize(dtype) != 0) {

@@ -62,9 +62,29 @@ absl::StatusOr<Value> ToBool(py::handle obj) {
   return Value::Bool(PyObject_IsTrue(obj.ptr()) == 1);
 }
 
+// Tuples nest at most this deep either way. A Python list may contain itself and a
+// program may build tuples of any depth: past the limit is an error, not a C stack
+// overflow. Counted per thread, as the conversions run with the GIL held.
+constexpr int kMaxNesting = 100;
+thread_local int nesting = 0;
+
+struct NestingGuard {
+  NestingGuard() { ++nesting; }
+  ~NestingGuard() { --nesting; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  bool too_deep() const { return nesting > kMaxNesting; }
+};
+
 absl::StatusOr<Value> ToTuple(py::handle obj, const vm::ValueSpec& spec,
                               const std::shared_ptr<Allocator>& allocator) {
   if (!PyTuple_Check(obj.ptr()) && !PyList_Check(obj.ptr())) return Expected("a tuple", obj);
+  NestingGuard guard;
+  if (guard.too_deep()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tuples nested more than %d deep (or a list that contains itself)",
+                        kMaxNesting));
+  }
   py::sequence items = py::reinterpret_borrow<py::sequence>(obj);
   const bool any = spec.kind == vm::ValueSpec::Kind::kAny;
   if (!any && items.size() != spec.fields.size()) {
@@ -103,6 +123,12 @@ absl::StatusOr<Value> ToTensor(py::handle obj, const vm::ValueSpec& spec,
 }
 
 absl::StatusOr<py::object> TupleToPython(const ADTObj& adt) {
+  NestingGuard guard;
+  if (guard.too_deep()) {
+    return absl::UnimplementedError(
+        absl::StrFormat("a result with tuples nested more than %d deep has no Python form",
+                        kMaxNesting));
+  }
   if (adt.tag() != 0) {
     return absl::UnimplementedError(absl::StrFormat(
         "a constructor value (ADT tag %d) has no Python form: only tuples (tag 0) do",

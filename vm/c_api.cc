@@ -383,14 +383,35 @@ void dynvm_value_release(DynvmValue* value) {
 
 namespace {
 
-// Calls the deleters of the tensors of args[from..n) that dynvm did not take over.
+// Calls the deleters of the tensors of args[from..n) that dynvm did not take over, once
+// per tensor even if the caller passed one twice.
 void ReleaseTensors(const DynvmValue* args, size_t from, size_t n) {
   for (size_t i = from; i < n; ++i) {
-    if (args[i].kind == DYNVM_KIND_TENSOR && args[i].tensor != nullptr &&
-        args[i].tensor->deleter != nullptr) {
-      args[i].tensor->deleter(args[i].tensor);
+    DLManagedTensor* t = args[i].kind == DYNVM_KIND_TENSOR ? args[i].tensor : nullptr;
+    if (t == nullptr || t->deleter == nullptr) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) {
+      seen = args[j].kind == DYNVM_KIND_TENSOR && args[j].tensor == t;
+    }
+    if (!seen) t->deleter(t);
+  }
+}
+
+// An error if two arguments are the same managed tensor: dynvm takes each one over, and
+// a DLManagedTensor has one owner (its deleter may run once).
+absl::Status CheckDistinctTensors(const DynvmValue* args, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (args[i].kind != DYNVM_KIND_TENSOR || args[i].tensor == nullptr) continue;
+    for (size_t j = 0; j < i; ++j) {
+      if (args[j].kind == DYNVM_KIND_TENSOR && args[j].tensor == args[i].tensor) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "argument %d is the same DLManagedTensor as argument %d: each tensor argument must "
+            "be a managed tensor of its own (dynvm takes each over); several may share memory",
+            i, j));
+      }
     }
   }
+  return absl::OkStatus();
 }
 
 // The Value for C argument `i`; takes over a tensor on success.
@@ -443,6 +464,10 @@ extern "C" DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
     return InvalidArgument(
         "dynvm_vm_invoke: vm, function and num_results must not be null, nor results when "
         "max_results > 0");
+  }
+  if (absl::Status distinct = CheckDistinctTensors(args, num_args); !distinct.ok()) {
+    ReleaseTensors(args, 0, num_args);
+    return Fail(distinct);
   }
   vm->args.clear();
   for (size_t i = 0; i < num_args; ++i) {

@@ -30,6 +30,8 @@
  * - Tensors cross as DLPack (dlpack/dlpack.h, CPU, contiguous) without copying: input
  *   tensors are taken over by dynvm_vm_invoke, output tensors are handed to the caller.
  * - Strings returned as `const char*` live as long as the handle they came from.
+ * - Structs passed in or out (DynvmVmOptions, DynvmValueSpec, ...) only grow at their
+ *   end, and only with a new library version: rebuild against the header you link.
  * See docs/embedding.md.
  */
 #ifndef DYNVM_VM_C_API_H_
@@ -112,6 +114,8 @@ typedef struct DynvmValueSpec {
   const char* const* dim_symbols;  /* `rank` names: the symbol, "?" for any, "" for a constant */
   size_t num_fields;        /* tuples only: their fields are not described here (see `type`) */
 } DynvmValueSpec;
+/* A function's outputs are the leaves of its result, depth first, as dynvm_vm_invoke
+ * returns them; an output of kind DYNVM_KIND_ANY may still flatten to several values. */
 
 DYNVM_C_EXPORT DynvmStatus dynvm_executable_num_functions(const DynvmExecutable* exe,
                                                           size_t* out);
@@ -197,9 +201,12 @@ DYNVM_C_EXPORT void dynvm_value_release(DynvmValue* value);
 
 /* Runs `function` on `args`. Tensor arguments are taken over whatever the outcome:
  * dynvm calls each one's deleter when it no longer needs the memory (after the call,
- * or later while a result still views it). The result is flattened depth-first (a
- * tuple's fields in order) into `results`; the caller owns each result and releases it
- * with dynvm_value_release. `num_results` receives the count; when it exceeds
+ * or later while a result still views it); each must be a DLManagedTensor of its own
+ * (the same one twice is DYNVM_INVALID_ARGUMENT). Programs do not write their
+ * arguments. The result is flattened depth-first (the fields of a tuple, or of any
+ * ADT, in order) into `results`; the caller owns each result and releases it with
+ * dynvm_value_release. Result tensors are read-only: they may view the executable's
+ * weights (mapped read-only from its file) or an argument. `num_results` receives the count; when it exceeds
  * `max_results`, nothing is stored in `results` and the call fails with
  * DYNVM_OUT_OF_RANGE. Arguments that do not fit the signature fail with
  * DYNVM_INVALID_ARGUMENT naming the argument and what was expected; every failure

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "kernels/flops.h"
 #include "objects/adt.h"
@@ -287,23 +289,40 @@ namespace {
 constexpr int64_t kStepsPerDeadlineCheck = 1024;
 constexpr int64_t kNoDeadline = INT64_MAX;
 
-}  // namespace
-
-InvokeLimits VirtualMachine::DefaultLimits() const {
-  InvokeLimits limits;
-  if (options_.timeout != absl::InfiniteDuration()) limits.deadline = absl::Now() + options_.timeout;
-  limits.max_memory_bytes = options_.max_memory_bytes;
-  return limits;
+// Now on the monotonic clock: deadlines are kept there, so that a step of the wall
+// clock (NTP) neither ends invocations early nor extends them.
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
+
+// `now` plus `d`, saturated to the int64 range; an infinite `d` is no deadline.
+int64_t SteadyDeadline(int64_t now, absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return kNoDeadline;
+  int64_t deadline;
+  if (__builtin_add_overflow(now, absl::ToInt64Nanoseconds(d), &deadline)) {
+    return d > absl::ZeroDuration() ? kNoDeadline : INT64_MIN;
+  }
+  return deadline;
+}
+
+}  // namespace
 
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
                                              absl::Span<const Value> args) {
-  return Invoke(function, args, DefaultLimits());
+  std::optional<uint32_t> index = executable_->FunctionIndex(function);
+  if (!index) {
+    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
+  }
+  return Invoke(*index, args);
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
                                              absl::Span<const Value> args) {
-  return Invoke(function_index, args, DefaultLimits());
+  const int64_t now = SteadyNowNs();
+  return InvokeWithin(function_index, args, now, SteadyDeadline(now, options_.timeout),
+                      options_.max_memory_bytes);
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
@@ -319,25 +338,35 @@ absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
 absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
                                              absl::Span<const Value> args,
                                              const InvokeLimits& limits) {
+  const int64_t now = SteadyNowNs();
+  const int64_t deadline = limits.deadline == absl::InfiniteFuture()
+                               ? kNoDeadline
+                               : SteadyDeadline(now, limits.deadline - absl::Now());
+  return InvokeWithin(function_index, args, now, deadline, limits.max_memory_bytes);
+}
+
+absl::StatusOr<Value> VirtualMachine::InvokeWithin(uint32_t function_index,
+                                                   absl::Span<const Value> args,
+                                                   int64_t started_ns, int64_t deadline_ns,
+                                                   int64_t max_memory_bytes) {
   if (function_index >= executable_->functions().size()) {
     return absl::NotFoundError(absl::StrFormat("function index %d out of range: %d functions",
                                                function_index, executable_->functions().size()));
   }
-  if (limits.max_memory_bytes < 0) {
+  if (max_memory_bytes < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "memory limit must be >= 0 bytes (0: none), got %d", limits.max_memory_bytes));
+        "memory limit must be >= 0 bytes (0: none), got %d", max_memory_bytes));
   }
   const Function& function = executable_->function(function_index);
   DYNVM_RETURN_IF_ERROR(CheckArguments(function, args));
 
-  started_ns_ = absl::GetCurrentTimeNanos();
-  deadline_ns_ = limits.deadline == absl::InfiniteFuture() ? kNoDeadline
-                                                           : absl::ToUnixNanos(limits.deadline);
+  started_ns_ = started_ns;
+  deadline_ns_ = deadline_ns;
   DYNVM_RETURN_IF_ERROR(CheckDeadline());
   const int64_t steps = options_.max_steps > 0 ? options_.max_steps : INT64_MAX;
   steps_left_ = deadline_ns_ == kNoDeadline ? steps : std::min(steps, kStepsPerDeadlineCheck);
   steps_reserve_ = steps - steps_left_;
-  memory_limit_ = limits.max_memory_bytes;
+  memory_limit_ = max_memory_bytes;
   memory_baseline_ = memory_limit_ > 0 ? allocator_->stats().bytes_live : 0;
 
   DYNVM_RETURN_IF_ERROR(EnsureRegisters(function.num_registers));
@@ -735,6 +764,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   CASE(DeviceCopy) {
     NDArrayObj* t = REG(1).As<NDArrayObj>();
     if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+    if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(t->nbytes()));
     absl::StatusOr<NDArray> copy = Copy(NDArray(t), allocator_);
     if (!copy.ok()) FAIL(copy.status());
     REG(0) = Value(*std::move(copy));
@@ -833,16 +863,17 @@ absl::Status VirtualMachine::NextStepSlice() {
 
 absl::Status VirtualMachine::CheckDeadline() const {
   if (deadline_ns_ == kNoDeadline) return absl::OkStatus();
-  const int64_t now = absl::GetCurrentTimeNanos();
+  const int64_t now = SteadyNowNs();
   if (now <= deadline_ns_) return absl::OkStatus();
-  if (deadline_ns_ < started_ns_) {
+  // Durations, not int64 differences: a deadline of InfinitePast is INT64_MIN here.
+  const absl::Duration budget = absl::Nanoseconds(deadline_ns_) - absl::Nanoseconds(started_ns_);
+  if (budget < absl::ZeroDuration()) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "deadline exceeded: it had passed %s before the invocation began",
-        absl::FormatDuration(absl::Nanoseconds(started_ns_ - deadline_ns_))));
+        absl::FormatDuration(-budget)));
   }
   return absl::DeadlineExceededError(absl::StrFormat(
-      "deadline exceeded: the invocation had %s and ran %s",
-      absl::FormatDuration(absl::Nanoseconds(deadline_ns_ - started_ns_)),
+      "deadline exceeded: the invocation had %s and ran %s", absl::FormatDuration(budget),
       absl::FormatDuration(absl::Nanoseconds(now - started_ns_))));
 }
 

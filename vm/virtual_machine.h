@@ -39,12 +39,15 @@ namespace dynvm::vm {
 struct InvokeLimits {
   // The invocation ends once this time has passed. Checked before every kernel call,
   // call and backward jump (a running kernel is not interrupted: one kernel call is
-  // the granularity). InfiniteFuture: no deadline.
+  // the granularity), on the monotonic clock: the time left is taken when the
+  // invocation starts. InfiniteFuture: no deadline.
   absl::Time deadline = absl::InfiniteFuture();
-  // Tensor memory the invocation may hold at once: bytes that AllocStorage took from
-  // the VM's allocator and that are still live. Exact with the VM's private allocator;
-  // with an allocator shared between VMs, their concurrent allocations count too.
-  // 0: no limit.
+  // Tensor memory the invocation may hold at once: bytes that AllocStorage and
+  // DeviceCopy took from the VM's allocator and that are still live, as the allocator
+  // counts them. A request is checked at its asked size, so the last one may go over by
+  // the allocator's rounding (the pooled one's size classes: at most 25%). Memory the
+  // allocator serves to others meanwhile (another VM sharing it, a caller freeing an
+  // old result) counts too. 0: no limit.
   int64_t max_memory_bytes = 0;
 };
 
@@ -108,8 +111,11 @@ class VirtualMachine {
   // Releases every register of every frame and drops the frames (after an error).
   void Unwind();
   absl::Status DepthError(const Function& callee) const;
-  // The limits an Invoke without them runs within, from options_.
-  InvokeLimits DefaultLimits() const;
+  // Runs the function within a deadline (steady-clock ns; INT64_MAX: none) and a
+  // memory limit (0: none): what every Invoke comes down to.
+  absl::StatusOr<Value> InvokeWithin(uint32_t function_index, absl::Span<const Value> args,
+                                     int64_t started_ns, int64_t deadline_ns,
+                                     int64_t max_memory_bytes);
   // Called when steps_left_ runs out: the step limit is reached, or it is time to look
   // at the clock (with a deadline, steps are handed out in slices).
   absl::Status NextStepSlice();
@@ -132,8 +138,8 @@ class VirtualMachine {
   // steps_left_, the fast path; steps_reserve_ holds the rest of max_steps.
   int64_t steps_left_ = 0;
   int64_t steps_reserve_ = 0;
-  int64_t deadline_ns_ = 0;        // since the Unix epoch; kNoDeadline: none
-  int64_t started_ns_ = 0;         // when the invocation began, for messages
+  int64_t deadline_ns_ = 0;        // on the steady clock; INT64_MAX: none
+  int64_t started_ns_ = 0;         // when the invocation began (steady), for messages
   int64_t memory_limit_ = 0;       // 0: none
   int64_t memory_baseline_ = 0;    // the allocator's live bytes when the invocation began
   std::vector<Value> scratch_;            // TailInvoke's arguments in flight

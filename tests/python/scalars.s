@@ -21,3 +21,20 @@ done:
   alloc_adt %5, 0, (%0, %1, %4)
   ret %5
 .end
+
+; wrap(0, n, x) = (((x))) nested n deep; same(x) = x, for any value.
+.func @wrap(i: int, n: int, acc: any) -> (any) regs 6
+  lei %3, %1, %0
+  if %3, done, step
+step:
+  alloc_adt %4, 0, (%2)
+  load_consti %5, 1
+  addi %5, %0, %5
+  tail_invoke @wrap, (%5, %1, %4)
+done:
+  ret %2
+.end
+
+.func @same(x: any) -> (any) regs 1
+  ret %0
+.end

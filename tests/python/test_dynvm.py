@@ -420,6 +420,21 @@ class ScalarsTest(unittest.TestCase):
             vm.invoke("count", 0, 100)
         self.assertEqual(vm.invoke("count", 0, 5), 5)
 
+    def test_nesting_is_bounded_both_ways(self):
+        vm = dynvm.VirtualMachine(self.exe)
+        self.assertEqual(vm.invoke("wrap", 0, 3, 7), (((7,),),))
+        self.assertEqual(vm.invoke("same", ((1, 2.5), [True])), ((1, 2.5), (True,)))
+        # A program may nest results deeper than Python conversion goes: an error, not a
+        # stack overflow.
+        with self.assertRaisesRegex(dynvm.UnimplementedError, "nested more than 100 deep"):
+            vm.invoke("wrap", 0, 10000, 1)
+        # A list that contains itself.
+        cyclic = []
+        cyclic.append(cyclic)
+        with self.assertRaisesRegex(dynvm.InvalidArgumentError, "nested more than 100 deep"):
+            vm.invoke("same", cyclic)
+        self.assertEqual(vm.invoke("count", 0, 5), 5)
+
     def test_timeout_is_timeout_error_and_vm_recovers(self):
         vm = dynvm.VirtualMachine(self.exe, timeout=0.005)
         # 10^12 loop steps would take hours: the 5 ms deadline ends the invocation.

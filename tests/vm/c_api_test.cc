@@ -205,6 +205,32 @@ TEST_F(CApiTest, BadArgumentsAreErrorsAndTensorsAreReleasedOnce) {
     EXPECT_EQ(z.deleted, 0);  // not a tensor value: not dynvm's to release
   }
   {
+    // The same managed tensor twice would be released twice: refused, released once.
+    TestTensor x({1, 2});
+    DynvmValue twice[] = {dynvm_tensor_value(&x.managed), dynvm_int_value(1),
+                          dynvm_float_value(0.5), dynvm_tensor_value(&x.managed)};
+    EXPECT_EQ(dynvm_vm_invoke(vm_, "nested", twice, 4, &result, 1, &count),
+              DYNVM_INVALID_ARGUMENT);
+    EXPECT_THAT(dynvm_last_error(),
+                HasSubstr("argument 3 is the same DLManagedTensor as argument 0"));
+    EXPECT_EQ(x.deleted, 1);
+  }
+  {
+    // Malformed DLTensors: a null shape for rank 1, null data for 2 elements.
+    TestTensor no_shape({1, 2}), no_data({1, 2});
+    no_shape.managed.dl_tensor.shape = nullptr;
+    no_data.managed.dl_tensor.data = nullptr;
+    DynvmValue arg = dynvm_tensor_value(&no_shape.managed);
+    EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", &arg, 1, &result, 1, &count),
+              DYNVM_INVALID_ARGUMENT);
+    EXPECT_THAT(dynvm_last_error(), HasSubstr("DLPack tensor of rank 1 has no shape"));
+    arg = dynvm_tensor_value(&no_data.managed);
+    EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", &arg, 1, &result, 1, &count),
+              DYNVM_INVALID_ARGUMENT);
+    EXPECT_THAT(dynvm_last_error(), HasSubstr("DLPack tensor f32[2] has no data"));
+    EXPECT_EQ(no_shape.deleted + no_data.deleted, 2);
+  }
+  {
     // Null pointers: an error, and the tensors handed in are still released.
     TestTensor x({1});
     DynvmValue arg = dynvm_tensor_value(&x.managed);

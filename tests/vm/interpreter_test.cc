@@ -377,6 +377,10 @@ TEST(InterpreterLimitsTest, PerCallDeadlineIsCheckedBeforeKernels) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(out.status().message(), HasSubstr("before the invocation began"));
   EXPECT_EQ(x->use_count(), 1);
+  // The earliest deadline there is, without overflow in the message.
+  past.deadline = absl::InfinitePast();
+  out = vm.Invoke("main", {Value(x), Value(x)}, past);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
   InvokeLimits future;
   future.deadline = absl::Now() + absl::Hours(1);
   ASSERT_TRUE(vm.Invoke("main", {Value(x), Value(x)}, future).ok());
@@ -405,6 +409,11 @@ TEST(InterpreterLimitsTest, MemoryLimitRefusesAnAllocationAndTheVmRecovers) {
   ASSERT_TRUE(first.ok()) << first.status();
   absl::StatusOr<Value> second = vm.Invoke("main", {Value(x), Value(x)}, limits);
   ASSERT_TRUE(second.ok()) << second.status();
+  // device_copy allocates too.
+  limits.max_memory_bytes = 1000;
+  out = vm.Invoke("copy", {Value(x)}, limits);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("(device_copy): memory limit of 1000 bytes"));
   limits.max_memory_bytes = -1;
   EXPECT_EQ(vm.Invoke("main", {Value(x), Value(x)}, limits).status().code(),
             absl::StatusCode::kInvalidArgument);
