@@ -1,8 +1,32 @@
 #include "objects/object.h"
 
+#include <vector>
+
 #include "objects/value.h"
 
 namespace dynvm {
+
+namespace {
+
+thread_local bool destroying = false;
+thread_local std::vector<Object*> pending_destruction;
+
+}  // namespace
+
+void Object::Destroy() {
+  if (destroying) {
+    pending_destruction.push_back(this);
+    return;
+  }
+  destroying = true;
+  deleter_(this);
+  while (!pending_destruction.empty()) {
+    Object* next = pending_destruction.back();
+    pending_destruction.pop_back();
+    next->deleter_(next);
+  }
+  destroying = false;
+}
 
 std::string_view TypeIndexName(TypeIndex index) {
   switch (index) {

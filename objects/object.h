@@ -51,7 +51,7 @@ class Object {
 
   void IncRef() { ref_count_.fetch_add(1, std::memory_order_relaxed); }
   void DecRef() {
-    if (ref_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) deleter_(this);
+    if (ref_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) Destroy();
   }
 
  protected:
@@ -61,6 +61,12 @@ class Object {
  private:
   template <typename T>
   friend struct ObjectAllocator;
+
+  // Runs the deleter. An object freed while another is being destroyed (a tuple's
+  // fields, a tensor's storage) waits in a per-thread list that the outermost call
+  // drains: freeing a chain of any depth takes constant stack — a program may build
+  // tuples nested millions deep.
+  void Destroy();
 
   std::atomic<int32_t> ref_count_{0};
   TypeIndex type_index_;

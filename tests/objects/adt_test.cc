@@ -179,5 +179,18 @@ TEST(FlattenValueTest, DepthFirstThroughAdts) {
   EXPECT_EQ(FlattenValue(Value::Float(2)).size(), 1u);
 }
 
+TEST(AdtTest, ChainsOfAnyDepthFlattenAndFreeInConstantStack) {
+  // A million nested tuples: recursion per level in flattening or freeing would
+  // overflow the stack.
+  constexpr int kDepth = 1'000'000;
+  Value chain = Value::Int(42);
+  for (int i = 0; i < kDepth; ++i) chain = Value(ADTObj::Tuple({chain}));
+  const std::vector<Value> leaves = FlattenValue(chain);
+  ASSERT_EQ(leaves.size(), 1u);
+  EXPECT_EQ(leaves[0].int_value(), 42);
+  chain = Value();  // frees the whole chain
+  EXPECT_EQ(chain.kind(), Value::Kind::kNone);
+}
+
 }  // namespace
 }  // namespace dynvm

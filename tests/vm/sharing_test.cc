@@ -5,7 +5,6 @@
 // difference is a race. Run under ThreadSanitizer by scripts/test.sh.
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -19,6 +18,7 @@
 #include "objects/allocator.h"
 #include "objects/ndarray.h"
 #include "serializer/executable_file.h"
+#include "tests/models/bert_mini.h"
 #include "vm/virtual_machine.h"
 
 namespace dynvm::vm {
@@ -26,28 +26,11 @@ namespace {
 
 constexpr int kThreads = 8;
 constexpr int kInvocationsPerThread = 200;
-constexpr int64_t kVocab = 1000;  // bert_mini's word embeddings
-
-// The executable: DYNVM_BERT_MINI_EXE in the environment (a build that cannot compile
-// models, such as the ThreadSanitizer one, takes the Release build's), else the ctest
-// fixture's.
-std::string ExecutablePath() {
-  const char* env = std::getenv("DYNVM_BERT_MINI_EXE");
-  return env != nullptr ? env : DYNVM_BERT_MINI_EXE;
-}
 
 struct Case {
   std::vector<Value> inputs;   // input_ids, attention_mask, token_type_ids
   std::vector<Value> outputs;  // what one thread computed alone
 };
-
-NDArray IntTensor(int64_t batch, int64_t length, std::mt19937& rng, int64_t low, int64_t high,
-                  const std::shared_ptr<Allocator>& allocator) {
-  NDArray t = *NDArrayObj::Empty({batch, length}, DType::kI64, allocator);
-  std::uniform_int_distribution<int64_t> value(low, high);
-  for (int64_t i = 0; i < batch * length; ++i) t->data_as<int64_t>()[i] = value(rng);
-  return t;
-}
 
 bool SameBits(const Value& a, const Value& b) {
   const NDArrayObj* x = a.As<NDArrayObj>();
@@ -58,22 +41,20 @@ bool SameBits(const Value& a, const Value& b) {
 
 TEST(SharingTest, ManyVmsOnManyThreadsAgreeWithOneThread) {
   absl::StatusOr<std::shared_ptr<const Executable>> exe =
-      serializer::LoadExecutable(ExecutablePath(), kernels::DefaultRegistry());
+      serializer::LoadExecutable(bert_mini::ExePath(), kernels::DefaultRegistry());
   ASSERT_TRUE(exe.ok()) << exe.status();
 
   // The cases and their single-threaded results. Inputs are read-only to the model, so
   // all threads share them.
   std::shared_ptr<Allocator> allocator = MakeNaiveAllocator();
-  std::mt19937 rng(2026);
   std::vector<Case> cases;
   {
     VirtualMachine alone(*exe);
     for (int64_t batch : {1, 2, 3}) {
       for (int64_t length : {1, 2, 7, 16, 33, 64}) {
         Case& c = cases.emplace_back();
-        c.inputs = {Value(IntTensor(batch, length, rng, 0, kVocab - 1, allocator)),
-                    Value(IntTensor(batch, length, rng, 0, 1, allocator)),
-                    Value(IntTensor(batch, length, rng, 0, 1, allocator))};
+        c.inputs = bert_mini::RandomInputs(batch, length, static_cast<uint32_t>(cases.size()),
+                                           allocator);
         absl::StatusOr<Value> out = alone.Invoke("main", c.inputs);
         ASSERT_TRUE(out.ok()) << out.status();
         c.outputs = FlattenValue(*out);
