@@ -31,6 +31,7 @@
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "serializer/npy.h"
+#include "tools/flag_util.h"
 #include "tools/run/compare.h"
 #include "tools/run/input_parser.h"
 #include "tools/run/latency.h"
@@ -87,17 +88,6 @@ struct Flags {
   std::string trace;  // the path, if any
   bool help = false;
 };
-
-// Sets `out` to `value`, the value of flag `name`, as an integer in [min, max].
-absl::Status ParseIntFlag(std::string_view name, std::string_view value, int64_t min, int64_t max,
-                          int64_t& out) {
-  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || ptr != value.data() + value.size() || out < min || out > max) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s must be an integer in [%d, %d], got '%s'", name, min, max, value));
-  }
-  return absl::OkStatus();
-}
 
 // Sets `out` to `value`, the value of flag `name`, as a finite non-negative number.
 absl::Status ParseToleranceFlag(std::string_view name, std::string_view value, double& out) {

@@ -1,0 +1,491 @@
+#include "tools/serve/inference_protocol.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "tools/run/elements.h"
+#include "tools/run/value_printer.h"
+
+namespace dynvm::tools::serve {
+namespace {
+
+using nlohmann::json;
+
+constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
+                                DType::kI16, DType::kI32, DType::kI64, DType::kU8,  DType::kBool};
+
+// `text` as a JSON string, invalid UTF-8 replaced (names may come from the command line).
+std::string Quote(std::string_view text) {
+  return json(text).dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+// A JSON value in a message: scalars as written (at most 40 characters), not the whole
+// of a container, which may be large or deeply nested.
+std::string Describe(const json& value) {
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+  if (text.size() > 40) text = absl::StrCat(text.substr(0, 37), "...");
+  return text;
+}
+
+absl::Status InputError(std::string_view input, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrFormat("input '%s': %s", input, message));
+}
+
+// Where in `data` an element or array is, as "data[1][0]".
+std::string DataPath(absl::Span<const size_t> path) {
+  std::string out = "data";
+  for (size_t i : path) absl::StrAppend(&out, "[", i, "]");
+  return out;
+}
+
+// The leaves of `data` nested as `shape`: an array at depth d < rank has shape[d] items,
+// the items at depth rank are scalars. Recurses at most rank (<= kMaxRank) deep.
+absl::Status FlattenNested(const json& data, const Shape& shape, std::vector<size_t>& path,
+                           std::vector<const json*>& out) {
+  const size_t depth = path.size();
+  if (depth == shape.size()) {
+    if (data.is_array()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s is an array, deeper than the rank %d of shape %s",
+                                                        DataPath(path), shape.size(), ShapeToString(shape)));
+    }
+    out.push_back(&data);
+    return absl::OkStatus();
+  }
+  if (!data.is_array() || static_cast<int64_t>(data.size()) != shape[depth]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is %s, but axis %d of shape %s needs an array of %d (nest data as the shape, or give it flat)",
+        DataPath(path), data.is_array() ? absl::StrFormat("an array of %d", data.size()) : Describe(data),
+        depth, ShapeToString(shape), shape[depth]));
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    path.push_back(i);
+    DYNVM_RETURN_IF_ERROR(FlattenNested(data[i], shape, path, out));
+    path.pop_back();
+  }
+  return absl::OkStatus();
+}
+
+// The leaves of `data` appended to `out`, in row-major order. `data` is a scalar (one
+// element), a flat array of scalars, or arrays nested exactly as `shape` (ragged
+// nesting such as [[1, 2, 3], [4]] for [2, 2] is refused, naming where).
+absl::Status FlattenData(const json& data, const Shape& shape, std::vector<const json*>& out) {
+  if (!data.is_array()) {
+    out.push_back(&data);
+    return absl::OkStatus();
+  }
+  const bool nested = std::any_of(data.begin(), data.end(), [](const json& item) { return item.is_array(); });
+  if (!nested) {
+    out.reserve(data.size());
+    for (const json& item : data) out.push_back(&item);
+    return absl::OkStatus();
+  }
+  if (shape.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrFormat("data nests deeper than the rank %d of shape %s",
+                                                      shape.size(), ShapeToString(shape)));
+  }
+  std::vector<size_t> path;
+  return FlattenNested(data, shape, path, out);
+}
+
+template <typename T>
+void Store(NDArrayObj& array, int64_t index, T value) {
+  std::memcpy(static_cast<char*>(array.data()) + index * sizeof(T), &value, sizeof(T));
+}
+
+// Stores `item` as an integer of type `T`, or says why it is not one.
+template <typename T>
+absl::Status StoreInt(const json& item, NDArrayObj& array, int64_t index) {
+  bool fits = false;
+  if (item.is_number_unsigned()) {
+    fits = item.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  } else if (item.is_number_integer()) {
+    const int64_t v = item.get<int64_t>();
+    fits = v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+           (v < 0 || static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+  } else {
+    return absl::InvalidArgumentError("not an integer");
+  }
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out of range [%d, %d]", std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+  }
+  Store<T>(array, index, static_cast<T>(item.is_number_unsigned() ? item.get<uint64_t>()
+                                                                  : static_cast<uint64_t>(item.get<int64_t>())));
+  return absl::OkStatus();
+}
+
+absl::Status StoreElement(const json& item, NDArrayObj& array, int64_t index) {
+  const DType dtype = array.dtype();
+  if (dtype == DType::kBool) {
+    if (!item.is_boolean()) return absl::InvalidArgumentError("not true or false");
+    Store<uint8_t>(array, index, item.get<bool>() ? 1 : 0);
+    return absl::OkStatus();
+  }
+  if (IsFloatDType(dtype)) {
+    if (!item.is_number()) return absl::InvalidArgumentError("not a number");
+    const double v = item.get<double>();  // finite: JSON has no infinities, and the
+                                          // parser refuses numbers past double's range
+    bool fits = true;
+    switch (dtype) {
+      case DType::kF32: {
+        const float f = static_cast<float>(v);
+        fits = std::isfinite(f);
+        Store(array, index, f);
+        break;
+      }
+      case DType::kF64: Store(array, index, v); break;
+      case DType::kF16: {
+        const uint16_t h = DoubleToF16(v);
+        fits = std::isfinite(F16ToDouble(h));
+        Store(array, index, h);
+        break;
+      }
+      default: {
+        const uint16_t b = DoubleToBF16(v);
+        fits = std::isfinite(BF16ToDouble(b));
+        Store(array, index, b);
+        break;
+      }
+    }
+    if (!fits) {
+      return absl::InvalidArgumentError(absl::StrFormat("out of the finite range of %s", KServeDatatype(dtype)));
+    }
+    return absl::OkStatus();
+  }
+  switch (dtype) {
+    case DType::kI8: return StoreInt<int8_t>(item, array, index);
+    case DType::kI16: return StoreInt<int16_t>(item, array, index);
+    case DType::kI32: return StoreInt<int32_t>(item, array, index);
+    case DType::kI64: return StoreInt<int64_t>(item, array, index);
+    case DType::kU8: return StoreInt<uint8_t>(item, array, index);
+    default: return absl::InternalError(absl::StrFormat("unhandled dtype %s", DTypeName(dtype)));
+  }
+}
+
+// The shape of input `name` from its "shape" field.
+absl::StatusOr<Shape> ParseShape(std::string_view name, const json& input) {
+  const auto it = input.find("shape");
+  if (it == input.end() || !it->is_array()) return InputError(name, "'shape' must be an array of integers");
+  if (it->size() > static_cast<size_t>(kMaxRank)) {
+    return InputError(name, absl::StrFormat("rank %d exceeds the limit of %d", it->size(), kMaxRank));
+  }
+  Shape shape;
+  for (const json& dim : *it) {
+    if (!dim.is_number_integer() || (!dim.is_number_unsigned() && dim.get<int64_t>() < 0) ||
+        (dim.is_number_unsigned() && dim.get<uint64_t>() > uint64_t{INT64_MAX})) {
+      return InputError(name, absl::StrFormat("bad dim %s in 'shape': dims are integers >= 0",
+                                              Describe(dim)));
+    }
+    shape.push_back(dim.get<int64_t>());
+  }
+  return shape;
+}
+
+// The bytes a tensor of `shape` and `dtype` takes, or InvalidArgument when that
+// overflows: checked before anything is allocated.
+absl::StatusOr<size_t> TensorBytes(std::string_view name, const Shape& shape, DType dtype) {
+  absl::StatusOr<int64_t> count = ShapeNumElements(shape);
+  if (!count.ok()) return InputError(name, count.status().message());
+  if (*count > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(DTypeSize(dtype))) {
+    return InputError(name, absl::StrFormat("shape %s of %s overflows a byte size",
+                                            ShapeToString(shape), KServeDatatype(dtype)));
+  }
+  return static_cast<size_t>(*count) * DTypeSize(dtype);
+}
+
+// Where binary input data is read from: the bytes after the JSON, in input order.
+struct BinaryCursor {
+  std::string_view bytes;
+  size_t offset = 0;
+};
+
+absl::StatusOr<NDArray> ParseBinaryTensor(std::string_view name, const json& size_field,
+                                          const Shape& shape, DType dtype, size_t nbytes,
+                                          BinaryCursor& cursor,
+                                          const std::shared_ptr<Allocator>& allocator) {
+  if (!size_field.is_number_unsigned() && !(size_field.is_number_integer() && size_field.get<int64_t>() >= 0)) {
+    return InputError(name, "'binary_data_size' must be an integer >= 0");
+  }
+  const uint64_t size = size_field.get<uint64_t>();
+  if (size != nbytes) {
+    return InputError(name, absl::StrFormat("binary_data_size is %d but shape %s of %s takes %d bytes",
+                                            size, ShapeToString(shape), KServeDatatype(dtype), nbytes));
+  }
+  const size_t left = cursor.bytes.size() - cursor.offset;
+  if (size > left) {
+    return InputError(name, absl::StrFormat("binary data overruns the body: needs %d bytes at offset "
+                                            "%d of the binary part, which has %d",
+                                            size, cursor.offset, cursor.bytes.size()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty(shape, dtype, allocator));
+  std::memcpy(tensor->data(), cursor.bytes.data() + cursor.offset, nbytes);
+  cursor.offset += nbytes;
+  if (dtype == DType::kBool) {  // any nonzero byte is true; kernels expect 0 or 1
+    uint8_t* p = tensor->data_as<uint8_t>();
+    for (size_t i = 0; i < nbytes; ++i) p[i] = p[i] != 0;
+  }
+  return tensor;
+}
+
+absl::StatusOr<NDArray> ParseJsonTensor(std::string_view name, const json& data, const Shape& shape,
+                                        DType dtype, const std::shared_ptr<Allocator>& allocator) {
+  std::vector<const json*> leaves;
+  absl::Status flattened = FlattenData(data, shape, leaves);
+  if (!flattened.ok()) return InputError(name, flattened.message());
+  const int64_t count = *ShapeNumElements(shape);  // checked by TensorBytes
+  if (static_cast<int64_t>(leaves.size()) != count) {
+    return InputError(name, absl::StrFormat("shape %s has %d elements but data has %d",
+                                            ShapeToString(shape), count, leaves.size()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty(shape, dtype, allocator));
+  for (int64_t i = 0; i < count; ++i) {
+    absl::Status stored = StoreElement(*leaves[i], *tensor, i);
+    if (!stored.ok()) {
+      return InputError(name, absl::StrFormat("element %d (%s) of %s data: %s", i,
+                                              Describe(*leaves[i]), KServeDatatype(dtype),
+                                              stored.message()));
+    }
+  }
+  return tensor;
+}
+
+absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, BinaryCursor& cursor,
+                                      const std::shared_ptr<Allocator>& allocator) {
+  if (!input.is_object()) return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] is not an object", position));
+  const auto name_it = input.find("name");
+  if (name_it == input.end() || !name_it->is_string()) {
+    return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] has no 'name' string", position));
+  }
+  const std::string name = name_it->get<std::string>();
+  const auto type_it = input.find("datatype");
+  if (type_it == input.end() || !type_it->is_string()) return InputError(name, "no 'datatype' string");
+  absl::StatusOr<DType> dtype = ParseKServeDatatype(type_it->get<std::string>());
+  if (!dtype.ok()) return InputError(name, dtype.status().message());
+  DYNVM_ASSIGN_OR_RETURN(const Shape shape, ParseShape(name, input));
+  DYNVM_ASSIGN_OR_RETURN(const size_t nbytes, TensorBytes(name, shape, *dtype));
+
+  const json* binary_size = nullptr;
+  if (const auto params = input.find("parameters"); params != input.end()) {
+    if (!params->is_object()) return InputError(name, "'parameters' must be an object");
+    if (const auto it = params->find("binary_data_size"); it != params->end()) binary_size = &*it;
+  }
+  const auto data = input.find("data");
+  if (binary_size != nullptr && data != input.end()) {
+    return InputError(name, "has both 'data' and parameters.binary_data_size");
+  }
+  InferInput out{name, NDArray()};
+  if (binary_size != nullptr) {
+    DYNVM_ASSIGN_OR_RETURN(out.tensor, ParseBinaryTensor(name, *binary_size, shape, *dtype, nbytes,
+                                                         cursor, allocator));
+  } else if (data != input.end()) {
+    DYNVM_ASSIGN_OR_RETURN(out.tensor, ParseJsonTensor(name, *data, shape, *dtype, allocator));
+  } else {
+    return InputError(name, "has neither 'data' nor parameters.binary_data_size");
+  }
+  return out;
+}
+
+// A boolean parameter `key` of `object` (which may lack "parameters"); nullopt if absent.
+absl::StatusOr<std::optional<bool>> BoolParameter(const json& object, std::string_view key,
+                                                  std::string_view where) {
+  const auto params = object.find("parameters");
+  if (params == object.end()) return std::nullopt;
+  if (!params->is_object()) return absl::InvalidArgumentError(absl::StrFormat("%s: 'parameters' must be an object", where));
+  const auto it = params->find(key);
+  if (it == params->end()) return std::nullopt;
+  if (!it->is_boolean()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: parameters.%s must be true or false", where, key));
+  }
+  return it->get<bool>();
+}
+
+absl::Status ParseOutputs(const json& root, InferRequest& request) {
+  DYNVM_ASSIGN_OR_RETURN(const std::optional<bool> binary_outputs,
+                         BoolParameter(root, "binary_data_output", "request"));
+  request.binary_outputs = binary_outputs.value_or(false);
+  const auto outputs = root.find("outputs");
+  if (outputs == root.end()) return absl::OkStatus();
+  if (!outputs->is_array()) return absl::InvalidArgumentError("'outputs' must be an array");
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const json& output = (*outputs)[i];
+    const auto name = output.is_object() ? output.find("name") : output.end();
+    if (!output.is_object() || name == output.end() || !name->is_string()) {
+      return absl::InvalidArgumentError(absl::StrFormat("outputs[%d] has no 'name' string", i));
+    }
+    const std::string where = absl::StrFormat("output '%s'", name->get<std::string>());
+    DYNVM_ASSIGN_OR_RETURN(const std::optional<bool> binary, BoolParameter(output, "binary_data", where));
+    request.outputs.push_back({name->get<std::string>(), binary});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<InferRequest> ParseRequestJson(const json& root, std::string_view binary,
+                                              const std::shared_ptr<Allocator>& allocator) {
+  if (!root.is_object()) return absl::InvalidArgumentError("the request must be a JSON object");
+  InferRequest request;
+  if (const auto id = root.find("id"); id != root.end()) {
+    if (!id->is_string()) return absl::InvalidArgumentError("'id' must be a string");
+    request.id = id->get<std::string>();
+  }
+  const auto inputs = root.find("inputs");
+  if (inputs == root.end() || !inputs->is_array()) {
+    return absl::InvalidArgumentError("the request needs an 'inputs' array");
+  }
+  BinaryCursor cursor{binary, 0};
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    DYNVM_ASSIGN_OR_RETURN(InferInput input, ParseInput((*inputs)[i], i, cursor, allocator));
+    request.inputs.push_back(std::move(input));
+  }
+  if (cursor.offset != binary.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d bytes of binary data after the inputs' %d", binary.size() - cursor.offset, cursor.offset));
+  }
+  DYNVM_RETURN_IF_ERROR(ParseOutputs(root, request));
+  return request;
+}
+
+// Appends the elements of `array` to `out` as a JSON array.
+void AppendJsonData(const NDArrayObj& array, std::string& out) {
+  out.push_back('[');
+  char buffer[64];
+  const DType dtype = array.dtype();
+  for (int64_t i = 0; i < array.num_elements(); ++i) {
+    if (i > 0) out.push_back(',');
+    if (dtype == DType::kBool) {
+      out.append(array.data_as<uint8_t>()[i] != 0 ? "true" : "false");
+    } else if (!IsFloatDType(dtype)) {
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), ElementAsInt(array, i)).ptr);
+    } else if (const double v = ElementAsDouble(array, i); !std::isfinite(v)) {
+      out.append("null");
+    } else if (dtype == DType::kF32) {  // shortest text that reads back to the same float
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), array.data_as<float>()[i]).ptr);
+    } else if (dtype == DType::kF64) {
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), v).ptr);
+    } else {
+      out.append(FormatElement(array, i));  // shortest for f16 / bf16
+    }
+  }
+  out.push_back(']');
+}
+
+// A scalar output as the 0-d tensor the protocol can carry.
+absl::StatusOr<NDArray> ScalarTensor(const Value& value, const std::shared_ptr<Allocator>& allocator) {
+  const DType dtype = value.is_int() ? DType::kI64 : value.is_float() ? DType::kF64 : DType::kBool;
+  DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty({}, dtype, allocator));
+  if (value.is_int()) Store(*tensor, 0, value.int_value());
+  if (value.is_float()) Store(*tensor, 0, value.float_value());
+  if (value.is_bool()) Store<uint8_t>(*tensor, 0, value.bool_value());
+  return tensor;
+}
+
+}  // namespace
+
+std::string_view KServeDatatype(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "FP32";
+    case DType::kF64: return "FP64";
+    case DType::kF16: return "FP16";
+    case DType::kBF16: return "BF16";
+    case DType::kI8: return "INT8";
+    case DType::kI16: return "INT16";
+    case DType::kI32: return "INT32";
+    case DType::kI64: return "INT64";
+    case DType::kU8: return "UINT8";
+    case DType::kBool: return "BOOL";
+  }
+  return "UNKNOWN";
+}
+
+absl::StatusOr<DType> ParseKServeDatatype(std::string_view name) {
+  for (DType dtype : kAllDTypes) {
+    if (KServeDatatype(dtype) == name) return dtype;
+  }
+  std::vector<std::string> names;
+  for (DType dtype : kAllDTypes) names.emplace_back(KServeDatatype(dtype));
+  return absl::InvalidArgumentError(absl::StrFormat("unsupported datatype '%s' (supported: %s)", name,
+                                                    absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body,
+                                               std::optional<size_t> json_length,
+                                               const std::shared_ptr<Allocator>& allocator) {
+  const size_t length = json_length.value_or(body.size());
+  if (length > body.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s is %d but the body has %d bytes",
+                                                      kHeaderLengthHeader, length, body.size()));
+  }
+  json root;
+  // Parsed once, with exceptions: a syntax error is a parse_error with its position,
+  // a number past double's range (1e400) an out_of_range; both are the client's.
+  try {
+    root = json::parse(body.substr(0, length));
+  } catch (const json::parse_error& e) {
+    const std::string_view what = e.what();
+    return absl::InvalidArgumentError(
+        absl::StrFormat("malformed JSON at byte %d: %s", e.byte, what.substr(what.rfind(": ") + 2)));
+  } catch (const json::exception& e) {
+    const std::string_view what = e.what();
+    const size_t tag = what.find("] ");  // "[json.exception.out_of_range.406] number overflow ..."
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "malformed JSON: %s", tag == std::string_view::npos ? what : what.substr(tag + 2)));
+  }
+  return ParseRequestJson(root, body.substr(length), allocator);
+}
+
+absl::StatusOr<EncodedResponse> EncodeInferResponse(std::string_view model_name,
+                                                    std::string_view id,
+                                                    absl::Span<const InferOutput> outputs) {
+  EncodedResponse response;
+  std::string& out = response.body;
+  std::string binary;
+  absl::StrAppend(&out, R"({"model_name":)", Quote(model_name));
+  if (!id.empty()) absl::StrAppend(&out, R"(,"id":)", Quote(id));
+  out.append(R"(,"outputs":[)");
+  const std::shared_ptr<Allocator> scalars = MakeNaiveAllocator();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const InferOutput& output = outputs[i];
+    NDArray tensor = output.value.AsRef<NDArrayObj>();
+    if (tensor.get() == nullptr) {
+      if (!output.value.is_int() && !output.value.is_float() && !output.value.is_bool()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "output '%s' is a %s, which the protocol cannot carry", output.name, output.value.TypeName()));
+      }
+      DYNVM_ASSIGN_OR_RETURN(tensor, ScalarTensor(output.value, scalars));
+    }
+    absl::StrAppendFormat(&out, R"(%s{"name":%s,"datatype":"%s","shape":[%s])", i > 0 ? "," : "",
+                          Quote(output.name), KServeDatatype(tensor->dtype()),
+                          absl::StrJoin(tensor->shape(), ","));
+    if (output.binary) {
+      absl::StrAppend(&out, R"(,"parameters":{"binary_data_size":)", tensor->nbytes(), "}}");
+      binary.append(static_cast<const char*>(tensor->data()), tensor->nbytes());
+    } else {
+      out.append(R"(,"data":)");
+      AppendJsonData(*tensor, out);
+      out.push_back('}');
+    }
+  }
+  out.append("]}");
+  if (std::any_of(outputs.begin(), outputs.end(), [](const InferOutput& o) { return o.binary; })) {
+    response.json_length = out.size();
+    out.append(binary);
+  }
+  return response;
+}
+
+std::string ErrorBody(std::string_view message) {
+  return json{{"error", message}}.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+}  // namespace dynvm::tools::serve

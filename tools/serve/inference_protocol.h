@@ -1,0 +1,118 @@
+// The Open Inference Protocol (KServe v2) on the wire: infer requests and responses as
+// JSON, with the binary tensor data extension, to and from dynvm tensors.
+//
+// A request names each input, its KServe datatype and shape, and gives its elements
+// either as JSON (`data`, flat or nested in row-major order) or as raw little-endian
+// bytes after the JSON (`parameters.binary_data_size`, the JSON's length in the HTTP
+// header Inference-Header-Content-Length). Before a tensor is allocated, its shape's
+// element count and byte size are checked for overflow and against the data actually
+// present: the JSON elements, or binary bytes inside the body.
+//
+// Memory: the JSON part is parsed into an nlohmann::json tree before any of this, and
+// the tree is larger than its text. Measured on nlohmann-json 3.11.2 (glibc, counting
+// malloc's 16-byte overhead), a JSON body of N bytes takes up to ~36 N while parsed
+// (28 N for `[1,1,...]`, 35 N for `[{},{},...]`, 14 N for `[1.5,1.5,...]`, each
+// including its arrays' growth and the flattening below), plus the body itself and the
+// tensor being filled (8 bytes per INT64 element: up to 4 N): ~40 N at the peak,
+// freed when the request has been parsed. Binary data costs its size once more (the
+// tensor). Bound N with the server's max_body_bytes, and send big tensors binary.
+//
+//   absl::StatusOr<InferRequest> request = ParseInferRequest(body, json_length, allocator);
+//   ... run ...
+//   EncodedResponse response = EncodeInferResponse("bert", request->id, outputs);
+//
+// https://kserve.github.io/website/latest/modelserving/data_plane/v2_protocol/ and
+// https://github.com/triton-inference-server/server/blob/main/docs/protocol/extension_binary_data.md
+#ifndef DYNVM_TOOLS_SERVE_INFERENCE_PROTOCOL_H_
+#define DYNVM_TOOLS_SERVE_INFERENCE_PROTOCOL_H_
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "objects/allocator.h"
+#include "objects/dtype.h"
+#include "objects/ndarray.h"
+#include "objects/value.h"
+
+namespace dynvm::tools::serve {
+
+// The HTTP header holding the length of the JSON part of a body with binary tensors.
+inline constexpr char kHeaderLengthHeader[] = "Inference-Header-Content-Length";
+
+// The KServe datatype of `dtype`: "FP32", "FP64", "FP16", "BF16", "INT8", "INT16",
+// "INT32", "INT64", "UINT8", "BOOL".
+std::string_view KServeDatatype(DType dtype);
+// The dtype of a KServe datatype name; InvalidArgument for one the runtime lacks
+// (UINT16..UINT64, BYTES) or an unknown name, listing the supported ones.
+absl::StatusOr<DType> ParseKServeDatatype(std::string_view name);
+
+// One input of a request: its name and its tensor (from the request's allocator).
+struct InferInput {
+  std::string name;
+  NDArray tensor;
+};
+
+// One entry of a request's `outputs`: which output to return and how.
+struct RequestedOutput {
+  std::string name;
+  // parameters.binary_data: bytes after the JSON instead of `data`; when absent, the
+  // request's binary_data_output decides. An explicit false overrides that.
+  std::optional<bool> binary;
+};
+
+struct InferRequest {
+  std::string id;                        // echoed in the response; empty if absent
+  std::vector<InferInput> inputs;        // in the request's order
+  std::vector<RequestedOutput> outputs;  // empty: every output
+  bool binary_outputs = false;           // parameters.binary_data_output: the default
+                                         // for outputs not listed with binary_data
+};
+
+// Parses the body of POST /v2/models/NAME/infer. `json_length` is the value of the
+// Inference-Header-Content-Length header: the body's first `json_length` bytes are the
+// JSON and the rest the binary data of the inputs that declare binary_data_size, in
+// order; without it the whole body is JSON. InvalidArgument says what is wrong, naming
+// the input: malformed JSON (or a number past double's range), a missing or mistyped
+// field, an unknown datatype, a bad shape, nested data that does not follow the shape,
+// an element that is not of the datatype or out of its range (with its flat index;
+// floats must stay finite in FP32, FP16, BF16), a count of elements that does not
+// match the shape, binary data that overruns the body or is left over. Never throws.
+absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body,
+                                               std::optional<size_t> json_length,
+                                               const std::shared_ptr<Allocator>& allocator);
+
+// One output of a response.
+struct InferOutput {
+  std::string name;
+  Value value;     // a tensor, or an int, float or bool (a 0-d INT64, FP64, BOOL)
+  bool binary = false;
+};
+
+// A response body and, when some output is binary, the length of its JSON part (for
+// Inference-Header-Content-Length; the content type is then application/octet-stream).
+struct EncodedResponse {
+  std::string body;
+  std::optional<size_t> json_length;
+};
+
+// The body of an infer response: {"model_name", "id" (when not empty), "outputs": [{"name",
+// "datatype", "shape", "data"}]}. Floats are written with the fewest digits that read
+// back to the same value in their dtype; NaN and infinities, which JSON lacks, as null
+// (ask for binary outputs to get them exactly). InvalidArgument for an output that is
+// neither a tensor nor a scalar.
+absl::StatusOr<EncodedResponse> EncodeInferResponse(std::string_view model_name,
+                                                    std::string_view id,
+                                                    absl::Span<const InferOutput> outputs);
+
+// The body of every error response: {"error": `message`}.
+std::string ErrorBody(std::string_view message);
+
+}  // namespace dynvm::tools::serve
+
+#endif  // DYNVM_TOOLS_SERVE_INFERENCE_PROTOCOL_H_
