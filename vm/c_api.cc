@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "kernels/kernel.h"
@@ -451,10 +452,13 @@ absl::StatusOr<DynvmValue> FromValue(const Value& value, size_t i) {
 
 }  // namespace
 
-extern "C" DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
-                                       const DynvmValue* args, size_t num_args,
-                                       DynvmValue* results, size_t max_results,
-                                       size_t* num_results) {
+namespace {
+
+// dynvm_vm_invoke and dynvm_vm_invoke_with_limits: within `limits`, or the VM's options
+// when there are none.
+DynvmStatus Invoke(DynvmVm* vm, const char* function, const DynvmValue* args, size_t num_args,
+                   DynvmValue* results, size_t max_results, size_t* num_results,
+                   const dynvm::vm::InvokeLimits* limits) {
   if (args == nullptr && num_args != 0) {
     return InvalidArgument("dynvm_vm_invoke: args is null but num_args is not 0");
   }
@@ -479,7 +483,9 @@ extern "C" DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
     }
     vm->args.push_back(*std::move(v));
   }
-  absl::StatusOr<Value> result = vm->vm->Invoke(function, vm->args);
+  absl::StatusOr<Value> result = limits != nullptr
+                                     ? vm->vm->Invoke(function, vm->args, *limits)
+                                     : vm->vm->Invoke(function, vm->args);
   vm->args.clear();
   if (!result.ok()) return Fail(result.status());
 
@@ -503,4 +509,31 @@ extern "C" DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
   std::copy(out.begin(), out.end(), results);
   *num_results = out.size();
   return DYNVM_OK;
+}
+
+}  // namespace
+
+extern "C" DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
+                                       const DynvmValue* args, size_t num_args,
+                                       DynvmValue* results, size_t max_results,
+                                       size_t* num_results) {
+  return Invoke(vm, function, args, num_args, results, max_results, num_results, nullptr);
+}
+
+extern "C" DynvmStatus dynvm_vm_invoke_with_limits(DynvmVm* vm, const char* function,
+                                                   const DynvmValue* args, size_t num_args,
+                                                   DynvmValue* results, size_t max_results,
+                                                   size_t* num_results, int64_t timeout_us,
+                                                   int64_t max_memory_bytes) {
+  if (timeout_us < 0 || max_memory_bytes < 0) {
+    ReleaseTensors(args, 0, args == nullptr ? 0 : num_args);
+    return InvalidArgument(absl::StrFormat(
+        "dynvm_vm_invoke_with_limits: timeout_us and max_memory_bytes must be >= 0 (0: no "
+        "limit), got %d and %d",
+        timeout_us, max_memory_bytes));
+  }
+  dynvm::vm::InvokeLimits limits;
+  if (timeout_us > 0) limits.deadline = absl::Now() + absl::Microseconds(timeout_us);
+  limits.max_memory_bytes = max_memory_bytes;
+  return Invoke(vm, function, args, num_args, results, max_results, num_results, &limits);
 }

@@ -216,6 +216,16 @@ DYNVM_C_EXPORT DynvmStatus dynvm_vm_invoke(DynvmVm* vm, const char* function,
                                            DynvmValue* results, size_t max_results,
                                            size_t* num_results);
 
+/* dynvm_vm_invoke within limits of this call, instead of the VM's options: it may run
+ * `timeout_us` (DYNVM_DEADLINE_EXCEEDED past it) and hold `max_memory_bytes` of tensor
+ * memory (DYNVM_RESOURCE_EXHAUSTED beyond); 0 means no limit. A server's per-request
+ * budget. */
+DYNVM_C_EXPORT DynvmStatus dynvm_vm_invoke_with_limits(DynvmVm* vm, const char* function,
+                                                       const DynvmValue* args, size_t num_args,
+                                                       DynvmValue* results, size_t max_results,
+                                                       size_t* num_results, int64_t timeout_us,
+                                                       int64_t max_memory_bytes);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -298,6 +298,26 @@ TEST_F(CApiTest, OptionsThreadPoolsAllocatorsAndLimits) {
   ASSERT_EQ(dynvm_vm_invoke(vm, "sum", short_loop, 3, &result, 1, &count), DYNVM_OK);
   EXPECT_EQ(result.i, 55);
 
+  // Per-call limits instead of the VM's: a generous timeout lets the 2 ms-limited VM run
+  // 10^7 steps (tens of ms); a tiny one stops it; bad limits are refused and release
+  // the arguments.
+  DynvmValue medium_loop[] = {dynvm_int_value(1), dynvm_int_value(10'000'000),
+                              dynvm_int_value(0)};
+  ASSERT_EQ(dynvm_vm_invoke_with_limits(vm, "sum", medium_loop, 3, &result, 1, &count,
+                                        /*timeout_us=*/60'000'000, /*max_memory_bytes=*/0),
+            DYNVM_OK)
+      << dynvm_last_error();
+  EXPECT_EQ(result.i, int64_t{50'000'005'000'000});
+  EXPECT_EQ(dynvm_vm_invoke_with_limits(vm, "sum", long_loop, 3, &result, 1, &count,
+                                        /*timeout_us=*/1000, /*max_memory_bytes=*/0),
+            DYNVM_DEADLINE_EXCEEDED);
+  TestTensor x({1});
+  DynvmValue arg = dynvm_tensor_value(&x.managed);
+  EXPECT_EQ(dynvm_vm_invoke_with_limits(vm, "identity", &arg, 1, &result, 1, &count, -1, 0),
+            DYNVM_INVALID_ARGUMENT);
+  EXPECT_THAT(dynvm_last_error(), HasSubstr("timeout_us and max_memory_bytes must be >= 0"));
+  EXPECT_EQ(x.deleted, 1);
+
   DynvmAllocatorStats stats;
   ASSERT_EQ(dynvm_allocator_stats(allocator, &stats), DYNVM_OK);
   EXPECT_EQ(stats.bytes_live, 0);
