@@ -309,13 +309,16 @@ int64_t SteadyDeadline(int64_t now, absl::Duration d) {
 
 }  // namespace
 
+absl::StatusOr<uint32_t> VirtualMachine::FindFunction(std::string_view name) const {
+  std::optional<uint32_t> index = executable_->FunctionIndex(name);
+  if (!index) return absl::NotFoundError(absl::StrFormat("no function named '%s'", name));
+  return *index;
+}
+
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
                                              absl::Span<const Value> args) {
-  std::optional<uint32_t> index = executable_->FunctionIndex(function);
-  if (!index) {
-    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
-  }
-  return Invoke(*index, args);
+  DYNVM_ASSIGN_OR_RETURN(uint32_t index, FindFunction(function));
+  return Invoke(index, args);
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
@@ -328,11 +331,8 @@ absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,
 absl::StatusOr<Value> VirtualMachine::Invoke(std::string_view function,
                                              absl::Span<const Value> args,
                                              const InvokeLimits& limits) {
-  std::optional<uint32_t> index = executable_->FunctionIndex(function);
-  if (!index) {
-    return absl::NotFoundError(absl::StrFormat("no function named '%s'", function));
-  }
-  return Invoke(*index, args, limits);
+  DYNVM_ASSIGN_OR_RETURN(uint32_t index, FindFunction(function));
+  return Invoke(index, args, limits);
 }
 
 absl::StatusOr<Value> VirtualMachine::Invoke(uint32_t function_index,

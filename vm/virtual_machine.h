@@ -111,6 +111,8 @@ class VirtualMachine {
   // Releases every register of every frame and drops the frames (after an error).
   void Unwind();
   absl::Status DepthError(const Function& callee) const;
+  // The index of the function called `name`, or NotFound.
+  absl::StatusOr<uint32_t> FindFunction(std::string_view name) const;
   // Runs the function within a deadline (steady-clock ns; INT64_MAX: none) and a
   // memory limit (0: none): what every Invoke comes down to.
   absl::StatusOr<Value> InvokeWithin(uint32_t function_index, absl::Span<const Value> args,

@@ -227,6 +227,19 @@ std::string ErrorOf(const httplib::Result& result) {
   return root.is_object() && root.contains("error") ? root["error"].get<std::string>() : "<no error field>";
 }
 
+// Polls /metrics until `n` infer requests are in flight at once (true), or 30 s pass.
+bool WaitUntilInFlight(ServeProcess& server, int n) {
+  httplib::Client probe = server.Client();
+  const std::string line = absl::StrFormat("dynvm_inflight_requests %d\n", n);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    httplib::Result r = probe.Get("/metrics");
+    if (r && r->body.find(line) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
 TEST(VmServeTest, MetadataEndpoints) {
   ServeProcess server({});
   httplib::Client client = server.Client();
@@ -478,15 +491,7 @@ TEST(VmServeTest, ASecondSignalKillsAServerThatIsDraining) {
   const std::vector<Value> inputs = bert_mini::RandomInputs(4, 384, 5, TestAllocator());
   std::future<std::vector<std::pair<int, std::string>>> answers =
       std::async(std::launch::async, [&] { return Concurrently(server, inputs, 3); });
-  httplib::Client probe = server.Client();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  bool held = false;
-  while (!held && std::chrono::steady_clock::now() < deadline) {
-    httplib::Result r = probe.Get("/metrics");
-    held = r && r->body.find("dynvm_inflight_requests 3\n") != std::string::npos;
-    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  EXPECT_TRUE(held) << "the three requests were never in flight together";
+  EXPECT_TRUE(WaitUntilInFlight(server, 3)) << "the three requests were never in flight together";
   server.Signal(SIGTERM);
   // The drain of three [4, 384] requests on one thread takes far longer than this.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -538,15 +543,7 @@ TEST(VmServeTest, SigtermAnswersRequestsInFlightAndExitsZero) {
   std::future<std::vector<std::pair<int, std::string>>> answers =
       std::async(std::launch::async, [&] { return Concurrently(server, inputs, 3); });
   // Wait until the server holds all three, then ask it to stop.
-  httplib::Client probe = server.Client();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  bool held = false;
-  while (!held && std::chrono::steady_clock::now() < deadline) {
-    httplib::Result r = probe.Get("/metrics");
-    held = r && r->body.find("dynvm_inflight_requests 3\n") != std::string::npos;
-    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  EXPECT_TRUE(held) << "the three requests were never in flight together";
+  EXPECT_TRUE(WaitUntilInFlight(server, 3)) << "the three requests were never in flight together";
   server.Signal(SIGTERM);
   for (const auto& [status, error] : answers.get()) EXPECT_EQ(status, 200) << error;
   EXPECT_EQ(server.Wait(), 0);
