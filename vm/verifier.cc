@@ -1,6 +1,11 @@
 #include "vm/verifier.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -58,6 +63,265 @@ absl::Status VerifySignature(const std::vector<ValueSpec>& specs, std::string_vi
   return absl::OkStatus();
 }
 
+// What an instruction does to one of its registers.
+enum class Access : uint8_t {
+  kRead,
+  kDefine,    // written with a value
+  kUndefine,  // kill: set to none
+};
+
+struct RegisterAccess {
+  uint32_t reg;
+  Access access;
+};
+
+// Appends what `inst`, which passed CheckInstruction, does to registers: its reads, then
+// its writes, the order in which every opcode performs them (invoke and invoke_closure
+// write their destination only when the callee returns).
+//
+// [RULE lists] A '+' list is read, except that invoke_shape_fn writes the output shapes
+// into the last B registers of its list. invoke_packed's outputs (its last B registers)
+// are written in place, into the tensors they already hold: reads. kill's 'W' leaves its
+// register undefined.
+void AppendAccesses(const Instruction& inst, std::vector<RegisterAccess>& out) {
+  const std::string_view format = GetOpcodeInfo(inst.op).format;
+  const bool has_list = !format.empty() && format.back() == '+';
+  const size_t written_tail =
+      inst.op == Opcode::kInvokeShapeFn ? static_cast<size_t>(inst.operands[1]) : 0;
+  const size_t read_list = has_list ? inst.list.size() - written_tail : 0;
+  // operands[i] belongs to format[i]: the variadic letter, if any, comes last.
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    if (format[i] == 'R') out.push_back({static_cast<uint32_t>(inst.operands[i]), Access::kRead});
+  }
+  for (size_t i = 0; i < read_list; ++i) {
+    out.push_back({static_cast<uint32_t>(inst.list[i]), Access::kRead});
+  }
+  const Access write = inst.op == Opcode::kKillRegister ? Access::kUndefine : Access::kDefine;
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    if (format[i] == 'W') out.push_back({static_cast<uint32_t>(inst.operands[i]), write});
+  }
+  for (size_t i = read_list; has_list && i < inst.list.size(); ++i) {
+    out.push_back({static_cast<uint32_t>(inst.list[i]), Access::kDefine});
+  }
+}
+
+bool EndsBlock(Opcode op) {
+  return op == Opcode::kGoto || op == Opcode::kIf || op == Opcode::kRet ||
+         op == Opcode::kFatal || op == Opcode::kTailInvoke;
+}
+
+// A function's code as the definedness analysis sees it, gathered by FunctionVerifier
+// while it checks each instruction.
+struct CodeSummary {
+  std::vector<uint32_t> pcs;  // the start of each instruction, ascending
+  std::vector<Opcode> ops;
+  // The accesses of instruction i are accesses[access_begin[i] .. access_begin[i + 1]).
+  std::vector<uint32_t> access_begin;
+  std::vector<RegisterAccess> accesses;
+  // (instruction pc, target pc) of every jump, ascending by pc; an if's two targets in
+  // operand order.
+  std::vector<std::pair<size_t, int64_t>> jumps;
+};
+
+// [RULE defined-before-read] Proves that every register an instruction reads is defined
+// on every path from the entry to it: parameters are defined at the entry, a write
+// defines its register, kill undefines it.
+//
+// A forward "must" dataflow over basic blocks (leaders: the entry, jump targets, and the
+// instruction after a jump or terminator): one bitset of the registers defined at each
+// block's entry, meet = intersection, solved by a worklist that takes the lowest block
+// first (code order, in which compiled code has only forward jumps and settles in one
+// sweep). Blocks start at "not reached" and take their first predecessor's set when
+// reached; unreachable blocks are never visited and so not checked: they cannot run.
+//
+// Both costs are bounded against hostile code: memory by kMaxDefinednessBits, checked
+// before the bitsets are allocated; time by kMaxDefinednessSweeps times the cost of one
+// sweep over every block (a set only shrinks, so the worklist ends, but jumps backward can
+// make it visit blocks many times).
+class DefinednessCheck {
+ public:
+  DefinednessCheck(const Function& func, const CodeSummary& code) : func_(func), code_(code) {}
+
+  absl::Status Run() {
+    if (func_.num_registers == 0) return absl::OkStatus();  // nothing to read
+    FindBlocks();
+    words_ = (func_.num_registers + 63) / 64;
+    const uint64_t bits = static_cast<uint64_t>(blocks_.size()) * words_ * 64;
+    if (bits > kMaxDefinednessBits) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "too large to verify: %d basic blocks of %d registers need %d bits to track which "
+          "registers are defined, above the budget of %d",
+          blocks_.size(), func_.num_registers, bits, kMaxDefinednessBits));
+    }
+    DYNVM_RETURN_IF_ERROR(Solve());
+    return CheckReads();
+  }
+
+ private:
+  struct Block {
+    uint32_t first;  // instruction indices [first, end)
+    uint32_t end;
+    uint32_t num_successors = 0;
+    uint32_t successors[2] = {0, 0};
+  };
+
+  // The index of the instruction that starts at `pc`, an instruction start.
+  uint32_t InstructionAt(int64_t pc) const {
+    return static_cast<uint32_t>(
+        std::lower_bound(code_.pcs.begin(), code_.pcs.end(), static_cast<uint32_t>(pc)) -
+        code_.pcs.begin());
+  }
+
+  void FindBlocks() {
+    const size_t n = code_.pcs.size();
+    std::vector<bool> leader(n, false);
+    leader[0] = true;
+    for (const auto& [pc, target] : code_.jumps) leader[InstructionAt(target)] = true;
+    for (size_t i = 0; i + 1 < n; ++i) {
+      if (EndsBlock(code_.ops[i])) leader[i + 1] = true;
+    }
+    std::vector<uint32_t> block_of(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (leader[i]) {
+        if (!blocks_.empty()) blocks_.back().end = i;
+        blocks_.push_back(Block{i, 0});
+      }
+      block_of[i] = static_cast<uint32_t>(blocks_.size() - 1);
+    }
+    blocks_.back().end = static_cast<uint32_t>(n);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      Block& block = blocks_[b];
+      const uint32_t last = block.end - 1;
+      switch (code_.ops[last]) {
+        case Opcode::kGoto:
+        case Opcode::kIf: {
+          const size_t pc = code_.pcs[last];
+          auto it = std::lower_bound(code_.jumps.begin(), code_.jumps.end(),
+                                     std::make_pair(pc, INT64_MIN));
+          for (; it != code_.jumps.end() && it->first == pc; ++it) {
+            block.successors[block.num_successors++] = block_of[InstructionAt(it->second)];
+          }
+          break;
+        }
+        case Opcode::kRet:
+        case Opcode::kFatal:
+        case Opcode::kTailInvoke: break;
+        // The verified last instruction does not fall through, so a next block exists.
+        default: block.successors[block.num_successors++] = static_cast<uint32_t>(b + 1);
+      }
+    }
+  }
+
+  // Applies the writes and kills of `block` to `defined`; reads are CheckReads' business.
+  void Transfer(const Block& block, uint64_t* defined) const {
+    for (uint32_t a = code_.access_begin[block.first]; a < code_.access_begin[block.end]; ++a) {
+      const RegisterAccess& access = code_.accesses[a];
+      const uint64_t bit = uint64_t{1} << (access.reg % 64);
+      if (access.access == Access::kDefine) defined[access.reg / 64] |= bit;
+      if (access.access == Access::kUndefine) defined[access.reg / 64] &= ~bit;
+    }
+  }
+
+  // The work of one visit of `block`: a copy of its entry set, its accesses, a meet per
+  // successor.
+  uint64_t VisitCost(const Block& block) const {
+    return 1 + words_ * (1 + block.num_successors) + code_.access_begin[block.end] -
+           code_.access_begin[block.first];
+  }
+
+  // Fills defined_in_ with the registers defined on every path to each reached block.
+  absl::Status Solve() {
+    const size_t num_blocks = blocks_.size();
+    defined_in_.assign(num_blocks * words_, 0);
+    reached_.assign(num_blocks, false);
+    for (uint32_t r = 0; r < func_.num_params(); ++r) {
+      defined_in_[r / 64] |= uint64_t{1} << (r % 64);
+    }
+    uint64_t sweep = 0;
+    for (const Block& block : blocks_) sweep += VisitCost(block);
+    const uint64_t budget = kMaxDefinednessSweeps * sweep;
+    uint64_t spent = 0;
+    std::vector<bool> queued(num_blocks, false);
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> worklist;
+    std::vector<uint64_t> defined(words_);
+    reached_[0] = queued[0] = true;
+    worklist.push(0);
+    while (!worklist.empty()) {
+      const Block& block = blocks_[worklist.top()];
+      const uint64_t* in = &defined_in_[worklist.top() * words_];
+      queued[worklist.top()] = false;
+      worklist.pop();
+      spent += VisitCost(block);
+      if (spent > budget) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "too costly to verify: which registers are defined does not settle within %d "
+            "sweeps over its %d basic blocks",
+            kMaxDefinednessSweeps, num_blocks));
+      }
+      std::copy(in, in + words_, defined.begin());
+      Transfer(block, defined.data());
+      for (uint32_t k = 0; k < block.num_successors; ++k) {
+        const uint32_t s = block.successors[k];
+        if (Meet(s, defined.data()) && !queued[s]) {
+          queued[s] = true;
+          worklist.push(s);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Narrows block `s`'s entry set to the registers also in `defined` (or sets it, when
+  // `s` is reached for the first time). Returns whether it changed.
+  bool Meet(uint32_t s, const uint64_t* defined) {
+    uint64_t* in = &defined_in_[s * words_];
+    if (!reached_[s]) {
+      reached_[s] = true;
+      std::copy(defined, defined + words_, in);
+      return true;
+    }
+    bool changed = false;
+    for (size_t w = 0; w < words_; ++w) {
+      const uint64_t meet = in[w] & defined[w];
+      changed |= meet != in[w];
+      in[w] = meet;
+    }
+    return changed;
+  }
+
+  // Walks each reached block from its solved entry set; fails at the first read, in code
+  // order, of a register not defined there.
+  absl::Status CheckReads() const {
+    std::vector<uint64_t> defined(words_);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      if (!reached_[b]) continue;
+      const Block& block = blocks_[b];
+      std::copy_n(&defined_in_[b * words_], words_, defined.begin());
+      for (uint32_t i = block.first; i < block.end; ++i) {
+        for (uint32_t a = code_.access_begin[i]; a < code_.access_begin[i + 1]; ++a) {
+          const RegisterAccess& access = code_.accesses[a];
+          if (access.access != Access::kRead) continue;
+          if ((defined[access.reg / 64] >> (access.reg % 64) & 1) == 0) {
+            return absl::InvalidArgumentError(absl::StrFormat(
+                "instruction %d (%s): reads register %d, which is not defined on every path "
+                "to it",
+                code_.pcs[i], GetOpcodeInfo(code_.ops[i]).mnemonic, access.reg));
+          }
+        }
+        Transfer(Block{i, i + 1}, defined.data());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const Function& func_;
+  const CodeSummary& code_;
+  std::vector<Block> blocks_;
+  size_t words_ = 0;                  // uint64 words per register set
+  std::vector<uint64_t> defined_in_;  // block b's entry set at [b * words_, (b + 1) * words_)
+  std::vector<bool> reached_;
+};
+
 class FunctionVerifier {
  public:
   FunctionVerifier(const ExecutableSpec& spec, const Function& func) : spec_(spec), func_(func) {}
@@ -75,7 +339,8 @@ class FunctionVerifier {
     }
     if (func_.code.empty()) return absl::InvalidArgumentError("empty code");
     std::vector<bool> starts(func_.code.size(), false);
-    std::vector<std::pair<size_t, int64_t>> jumps;  // (instruction, target)
+    CodeSummary summary;
+    std::vector<std::pair<size_t, int64_t>>& jumps = summary.jumps;
     Opcode last = Opcode::kMove;
     for (size_t pc = 0; pc < func_.code.size();) {
       starts[pc] = true;
@@ -86,9 +351,14 @@ class FunctionVerifier {
         return absl::InvalidArgumentError(absl::StrFormat(
             "instruction %d (%s): %s", pc, GetOpcodeInfo(inst->op).mnemonic, status.message()));
       }
+      summary.pcs.push_back(static_cast<uint32_t>(pc));
+      summary.ops.push_back(inst->op);
+      summary.access_begin.push_back(static_cast<uint32_t>(summary.accesses.size()));
+      AppendAccesses(*inst, summary.accesses);
       last = inst->op;
       pc += HeaderLength(func_.code[pc]);
     }
+    summary.access_begin.push_back(static_cast<uint32_t>(summary.accesses.size()));
     for (const auto& [pc, target] : jumps) {
       if (target < 0 || static_cast<size_t>(target) >= starts.size() || !starts[target]) {
         return absl::InvalidArgumentError(
@@ -102,7 +372,7 @@ class FunctionVerifier {
           "or tail_invoke",
           GetOpcodeInfo(last).mnemonic));
     }
-    return absl::OkStatus();
+    return DefinednessCheck(func_, summary).Run();
   }
 
  private:

@@ -153,6 +153,7 @@ vm::ExecutableSpec TestSpec() {
               {vm::DimSpec::Symbol("n"), vm::DimSpec::Constant(768), vm::DimSpec::Any()})},
       {Tensor("", DType::kF32, {vm::DimSpec::Symbol("n"), vm::DimSpec::Any()})},
       Code({{Op::kLoadConst, {1, 0}, {}},
+            {Op::kLoadConst, {2, 0}, {}},  // the output, which add fills in place
             {Op::kInvokePacked, {0, 1}, {0, 1, 2}},
             {Op::kInvoke, {3, 1}, {2}},
             {Op::kRet, {3}, {}}})});

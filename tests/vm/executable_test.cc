@@ -21,6 +21,7 @@ using ::testing::HasSubstr;
 
 std::vector<uint32_t> RetZero() {
   std::vector<uint32_t> code;
+  EXPECT_TRUE(EncodeInstruction(Instruction{Opcode::kLoadConsti, {0, 0}, {}}, &code).ok());
   EXPECT_TRUE(EncodeInstruction(Instruction{Opcode::kRet, {0}, {}}, &code).ok());
   return code;
 }

@@ -102,7 +102,7 @@ TEST(VerifierTest, ValidProgramPasses) {
       Op(Opcode::kInvoke, {4, kHelper}, {3}),             // pc 8 (5)
       Op(Opcode::kLtI, {5, 2, 4}),                        // pc 13 (4)
       Op(Opcode::kIf, {5, 4, 11}),                        // pc 17 (4): 21 / 28
-      Op(Opcode::kInvokePacked, {0, 1}, {0, 1, 6}),       // pc 21 (7)
+      Op(Opcode::kInvokePacked, {0, 1}, {0, 1, 3}),       // pc 21 (7)
       Op(Opcode::kLoadConst, {6, kTensor}),               // pc 28 (3)
       Op(Opcode::kAllocClosure, {7, kHelper}, {}),        // pc 31 (4)
       Op(Opcode::kAllocADT, {6, 2}, {0, 7}),              // pc 35 (6)
@@ -141,10 +141,11 @@ TEST(VerifierTest, EveryOpcodeWithValidOperandsPasses) {
         case 'D': inst.operands.push_back(kF32); break;
         case 'L': inst.operands.push_back(64); break;
         case '#': inst.list = {2, 3}; break;
+        // invoke_packed reads its output (a tensor it fills); invoke_shape_fn writes its own.
         case '+':
-          inst.list = op == Opcode::kInvokePacked || op == Opcode::kInvokeShapeFn
-                          ? std::vector<int64_t>{0, 1, 2}
-                          : std::vector<int64_t>{0};
+          inst.list = op == Opcode::kInvokePacked   ? std::vector<int64_t>{0, 1, 1}
+                      : op == Opcode::kInvokeShapeFn ? std::vector<int64_t>{0, 1, 2}
+                                                     : std::vector<int64_t>{0};
           break;
       }
     }
@@ -368,7 +369,9 @@ TEST(VerifierTest, FrameSmallerThanParams) {
   spec.functions[0].num_registers = kMaxRegisters + 1;
   ExpectRejected(VerifyExecutable(spec), {"frame of 65537 registers"});
   spec.functions[0].num_registers = kMaxRegisters;
-  spec.functions[0].code = Assemble({Op(Opcode::kRet, {kMaxRegisters - 1})});
+  spec.functions[0].code =
+      Assemble({Op(Opcode::kLoadConsti, {kMaxRegisters - 1, 1}),
+                Op(Opcode::kRet, {kMaxRegisters - 1})});
   EXPECT_TRUE(VerifyExecutable(spec).ok());
 }
 
@@ -497,6 +500,183 @@ TEST(VerifierTest, KernelEntryWithAbsurdArity) {
   ExecutableSpec spec = BaseSpec(Assemble({Op(Opcode::kRet, {0})}));
   spec.kernels.push_back(KernelEntry{"concat", {}, 2000, 1});
   ExpectRejected(VerifyExecutable(spec), {"kernel 'concat' declares 2000 inputs and 1 outputs"});
+}
+
+// [RULE defined-before-read]: every read finds its register defined on every path from
+// the entry.
+
+constexpr char kUndefined[] = "which is not defined on every path to it";
+
+TEST(VerifierTest, ReadOfANeverWrittenRegister) {
+  ExpectRejected(VerifyMain({Op(Opcode::kAddI, {2, 0, 5}), Op(Opcode::kRet, {2})}),
+                 {"function 'main': instruction 0 (addi): reads register 5, which is not "
+                  "defined on every path to it"});
+  // Every kind of reader counts: fixed operands and lists.
+  ExpectRejected(VerifyMain({Op(Opcode::kRet, {7})}),
+                 {"instruction 0 (ret): reads register 7", kUndefined});
+  ExpectRejected(VerifyMain({Op(Opcode::kInvoke, {2, kHelper}, {6}), Op(Opcode::kRet, {2})}),
+                 {"instruction 0 (invoke): reads register 6", kUndefined});
+  ExpectRejected(VerifyMain({Op(Opcode::kTailInvoke, {kMain}, {0, 3})}),
+                 {"instruction 0 (tail_invoke): reads register 3", kUndefined});
+  ExpectRejected(VerifyMain({Op(Opcode::kIf, {4, 4, 4}), Op(Opcode::kRet, {0})}),
+                 {"instruction 0 (if): reads register 4", kUndefined});
+  // A call writes its destination when it returns, too late to pass it as an argument.
+  ExpectRejected(VerifyMain({Op(Opcode::kInvoke, {2, kHelper}, {2}), Op(Opcode::kRet, {2})}),
+                 {"instruction 0 (invoke): reads register 2", kUndefined});
+  // An instruction reads before it writes.
+  ExpectRejected(VerifyMain({Op(Opcode::kAddI, {2, 2, 0}), Op(Opcode::kRet, {2})}),
+                 {"instruction 0 (addi): reads register 2", kUndefined});
+}
+
+TEST(VerifierTest, ParametersAreDefinedAtTheEntry) {
+  EXPECT_TRUE(VerifyMain({Op(Opcode::kAddI, {2, 0, 1}), Op(Opcode::kRet, {2})}).ok());
+  ExecutableSpec spec = BaseSpec(Assemble({Op(Opcode::kRet, {0})}));
+  spec.functions[kThrower].code = Assemble({Op(Opcode::kRet, {0})});  // it has no parameters
+  ExpectRejected(VerifyExecutable(spec),
+                 {"function 'thrower': instruction 0 (ret): reads register 0", kUndefined});
+}
+
+TEST(VerifierTest, WrittenOnOneBranchThenReadAfterTheJoin) {
+  ExpectRejected(VerifyMain({
+                     Op(Opcode::kIf, {0, 4, 8}),       // pc 0: then 4, else 8 (the join)
+                     Op(Opcode::kLoadConsti, {2, 7}),  // pc 4: on the then path only
+                     Op(Opcode::kRet, {2}),            // pc 8
+                 }),
+                 {"function 'main': instruction 8 (ret): reads register 2", kUndefined});
+  // The write on the else path, the then path jumping over it.
+  ExpectRejected(VerifyMain({
+                     Op(Opcode::kIf, {0, 4, 6}),       // pc 0: then 4, else 6
+                     Op(Opcode::kGoto, {6}),           // pc 4: to the join at 10
+                     Op(Opcode::kLoadConsti, {2, 7}),  // pc 6
+                     Op(Opcode::kAddI, {3, 2, 1}),     // pc 10
+                     Op(Opcode::kRet, {3}),            // pc 14
+                 }),
+                 {"instruction 10 (addi): reads register 2", kUndefined});
+}
+
+TEST(VerifierTest, WrittenOnBothBranchesThenReadAfterTheJoin) {
+  const absl::Status status = VerifyMain({
+      Op(Opcode::kIf, {0, 4, 10}),             // pc 0: then 4, else 10
+      Op(Opcode::kLoadConsti, {2, 1}),         // pc 4
+      Op(Opcode::kGoto, {7}),                  // pc 8: to the join at 15
+      Op(Opcode::kInvoke, {2, kHelper}, {1}),  // pc 10 (5 words)
+      Op(Opcode::kAddI, {3, 2, 0}),            // pc 15: the join
+      Op(Opcode::kRet, {3}),                   // pc 19
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(VerifierTest, WrittenBeforeALoopAndReadInside) {
+  const absl::Status status = VerifyMain({
+      Op(Opcode::kLoadConsti, {2, 0}),  // pc 0
+      Op(Opcode::kLtI, {3, 2, 1}),      // pc 4: the loop head
+      Op(Opcode::kIf, {3, 4, 10}),      // pc 8: body 12, exit 18
+      Op(Opcode::kAddI, {2, 2, 0}),     // pc 12
+      Op(Opcode::kGoto, {-12}),         // pc 16: back to 4
+      Op(Opcode::kRet, {2}),            // pc 18
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(VerifierTest, KillOnALoopsBackEdgeReachesItsHead) {
+  // %2 is defined on entry to the loop, killed before the back edge: the second
+  // iteration reads none.
+  ExpectRejected(VerifyMain({
+                     Op(Opcode::kMove, {2, 0}),      // pc 0
+                     Op(Opcode::kAddI, {3, 2, 2}),   // pc 3: the loop head
+                     Op(Opcode::kKillRegister, {2}), // pc 7
+                     Op(Opcode::kIf, {1, -6, 4}),    // pc 9: back to 3, or on to 13
+                     Op(Opcode::kRet, {3}),          // pc 13
+                 }),
+                 {"function 'main': instruction 3 (addi): reads register 2", kUndefined});
+}
+
+TEST(VerifierTest, ReadAfterKill) {
+  ExpectRejected(VerifyMain({
+                     Op(Opcode::kLoadConsti, {2, 1}),  // pc 0
+                     Op(Opcode::kKillRegister, {2}),   // pc 4
+                     Op(Opcode::kRet, {2}),            // pc 6
+                 }),
+                 {"function 'main': instruction 6 (ret): reads register 2", kUndefined});
+  ExpectRejected(VerifyMain({Op(Opcode::kKillRegister, {0}), Op(Opcode::kRet, {0})}),
+                 {"instruction 2 (ret): reads register 0", kUndefined});
+  // Written again, it is defined again; killing what was never written is no read.
+  EXPECT_TRUE(VerifyMain({Op(Opcode::kLoadConsti, {2, 1}), Op(Opcode::kKillRegister, {2}),
+                          Op(Opcode::kMove, {2, 0}), Op(Opcode::kRet, {2})})
+                  .ok());
+  EXPECT_TRUE(VerifyMain({Op(Opcode::kKillRegister, {5}), Op(Opcode::kRet, {0})}).ok());
+}
+
+TEST(VerifierTest, InvokeShapeFnWritesItsOutputs) {
+  // add takes 2 inputs and has 1 output: the last register of the list is written.
+  EXPECT_TRUE(
+      VerifyMain({Op(Opcode::kInvokeShapeFn, {0, 1}, {0, 1, 2}), Op(Opcode::kRet, {2})}).ok());
+  // Its inputs are read.
+  ExpectRejected(
+      VerifyMain({Op(Opcode::kInvokeShapeFn, {0, 1}, {0, 5, 2}), Op(Opcode::kRet, {2})}),
+      {"instruction 0 (invoke_shape_fn): reads register 5", kUndefined});
+  // invoke_packed fills its outputs in place: they must already hold tensors.
+  ExpectRejected(
+      VerifyMain({Op(Opcode::kInvokePacked, {0, 1}, {0, 1, 2}), Op(Opcode::kRet, {2})}),
+      {"instruction 0 (invoke_packed): reads register 2", kUndefined});
+}
+
+TEST(VerifierTest, UnreachableCodeIsNotChecked) {
+  EXPECT_TRUE(VerifyMain({Op(Opcode::kRet, {0}), Op(Opcode::kAddI, {2, 5, 6}),
+                          Op(Opcode::kRet, {2})})
+                  .ok());
+}
+
+// main with the largest frame and `blocks` basic blocks: gotos to the next instruction.
+ExecutableSpec ManyBlocks(int blocks) {
+  std::vector<uint32_t> code;
+  for (int i = 0; i + 1 < blocks; ++i) {
+    EXPECT_TRUE(EncodeInstruction(Op(Opcode::kGoto, {2}), &code).ok());
+  }
+  EXPECT_TRUE(EncodeInstruction(Op(Opcode::kRet, {0}), &code).ok());
+  ExecutableSpec spec = BaseSpec(std::move(code));
+  spec.functions[kMain].num_registers = kMaxRegisters;
+  return spec;
+}
+
+TEST(VerifierTest, DefinednessStateAboveTheBudget) {
+  constexpr int kMostBlocks = static_cast<int>(kMaxDefinednessBits / kMaxRegisters);  // 4096
+  const absl::Status at_budget = VerifyExecutable(ManyBlocks(kMostBlocks));
+  EXPECT_TRUE(at_budget.ok()) << at_budget;
+  ExpectRejected(VerifyExecutable(ManyBlocks(kMostBlocks + 1)),
+                 {"function 'main': too large to verify: 4097 basic blocks of 65536 registers "
+                  "need 268500992 bits to track which registers are defined, above the budget "
+                  "of 268435456"});
+}
+
+// Each of `k` blocks kills one register and may jump back to a loop head above them all:
+// every kill reaches the head through its own back edge, and the blocks between are
+// visited again each time, about k / 2 sweeps.
+ExecutableSpec Staircase(int k) {
+  std::vector<Instruction> insts;
+  for (int i = 0; i < k; ++i) insts.push_back(Op(Opcode::kLoadConsti, {2 + i, 0}));
+  const int64_t head = 4 * k;
+  insts.push_back(Op(Opcode::kMove, {2 + k, 0}));  // the loop head, 3 words
+  int64_t pc = head + 3;
+  for (int i = 0; i < k; ++i) {
+    insts.push_back(Op(Opcode::kKillRegister, {2 + i}));
+    insts.push_back(Op(Opcode::kIf, {0, head - (pc + 2), 4}));
+    pc += 6;
+  }
+  insts.push_back(Op(Opcode::kRet, {0}));
+  std::vector<uint32_t> code;
+  for (const Instruction& inst : insts) EXPECT_TRUE(EncodeInstruction(inst, &code).ok());
+  ExecutableSpec spec = BaseSpec(std::move(code));
+  spec.functions[kMain].num_registers = static_cast<uint32_t>(k + 3);
+  return spec;
+}
+
+TEST(VerifierTest, DefinednessThatDoesNotSettleInTime) {
+  const absl::Status few = VerifyExecutable(Staircase(8));
+  EXPECT_TRUE(few.ok()) << few;
+  ExpectRejected(VerifyExecutable(Staircase(400)),
+                 {"function 'main': too costly to verify: which registers are defined does not "
+                  "settle within 16 sweeps over its 402 basic blocks"});
 }
 
 }  // namespace

@@ -63,6 +63,8 @@ vm::ExecutableSpec SpecWith(const std::vector<std::pair<std::string, int>>& prog
   vm::Function main;
   main.name = "main";
   main.num_registers = 1;
+  EXPECT_TRUE(
+      vm::EncodeInstruction(vm::Instruction{vm::Opcode::kLoadConsti, {0, 0}, {}}, &main.code).ok());
   EXPECT_TRUE(vm::EncodeInstruction(vm::Instruction{vm::Opcode::kRet, {0}, {}}, &main.code).ok());
   spec.functions.push_back(main);
   for (const auto& [program, inputs] : programs) {
