@@ -5,6 +5,10 @@
 #include <iterator>
 #include <string_view>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace dynvm::kernels {
 
 bool CpuHasAvx2Fma() {
@@ -28,8 +32,16 @@ struct Feature {
 #if defined(__x86_64__)
 #define DYNVM_FEATURE(llvm_name, gcc_name) \
   {llvm_name, [] { return __builtin_cpu_supports(gcc_name) != 0; }}
+// Clang 14's __builtin_cpu_supports does not know "f16c": CPUID leaf 1, ECX bit 29,
+// usable where the OS saves AVX state.
+bool HasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0 &&
+         __builtin_cpu_supports("avx") != 0;
+}
 #else
 #define DYNVM_FEATURE(llvm_name, gcc_name) {llvm_name, [] { return false; }}
+bool HasF16c() { return false; }
 #endif
 
 constexpr Feature kFeatures[] = {
@@ -37,7 +49,7 @@ constexpr Feature kFeatures[] = {
     DYNVM_FEATURE("sse4.1", "sse4.1"),   DYNVM_FEATURE("sse4.2", "sse4.2"),
     DYNVM_FEATURE("popcnt", "popcnt"),   DYNVM_FEATURE("avx", "avx"),
     DYNVM_FEATURE("avx2", "avx2"),       DYNVM_FEATURE("fma", "fma"),
-    DYNVM_FEATURE("f16c", "f16c"),       DYNVM_FEATURE("bmi", "bmi"),
+    {"f16c", HasF16c},                   DYNVM_FEATURE("bmi", "bmi"),
     DYNVM_FEATURE("bmi2", "bmi2"),       DYNVM_FEATURE("avx512f", "avx512f"),
     DYNVM_FEATURE("avx512dq", "avx512dq"), DYNVM_FEATURE("avx512bw", "avx512bw"),
     DYNVM_FEATURE("avx512vl", "avx512vl"), DYNVM_FEATURE("avx512cd", "avx512cd"),

@@ -440,6 +440,9 @@ absl::StatusOr<Value> VirtualMachine::Run() {
   } while (false)
 // Each handler body runs inside an `if constexpr` whose init-statement names the
 // opcode's format, so NEXT() can advance by a compile-time length.
+// Locals with destructors live in an inner block that ends before NEXT() and
+// DISPATCH(): a computed goto must not leave the scope of such a variable (clang
+// rejects it, and the destructor would not run).
 #define CASE(name) \
   op_##name:       \
   if constexpr ([[maybe_unused]] constexpr std::string_view kThisFormat = internal::kFormat##name; true)
@@ -460,15 +463,17 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     DISPATCH();
   }
   CASE(Ret) {
-    Value result = std::move(REG(0));
-    for (uint32_t i = 0; i < func->num_registers; ++i) regs[i].Clear();
-    frames_.pop_back();
-    if (frames_.empty()) return result;
-    const Frame& caller = frames_.back();
-    func = &exe.function(caller.function_index);
-    ip = func->code.data() + caller.resume_pc;
-    regs = registers_.data() + caller.base;
-    regs[caller.result_register] = std::move(result);
+    {
+      Value result = std::move(REG(0));
+      for (uint32_t i = 0; i < func->num_registers; ++i) regs[i].Clear();
+      frames_.pop_back();
+      if (frames_.empty()) return result;
+      const Frame& caller = frames_.back();
+      func = &exe.function(caller.function_index);
+      ip = func->code.data() + caller.resume_pc;
+      regs = registers_.data() + caller.base;
+      regs[caller.result_register] = std::move(result);
+    }
     DISPATCH();
   }
   CASE(Fatal) {
@@ -590,73 +595,83 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     DISPATCH();
   }
   CASE(InvokePacked) {
-    const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
-    if (deadline_ns_ != kNoDeadline) [[unlikely]] TRY(CheckDeadline());
-    TRY(GatherTensors(kernel, &OPND(3), OPND(2), regs));
-    NDArrayObj** args = kernel_args_.data();
-    absl::Status kernel_status = kernel.Call(args, *thread_pool_);
-    if (!kernel_status.ok()) {
-      FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
-                                                              kernel_status.message())));
-    }
-    if constexpr (kProfile) {
-      options_.profiler->AddFlops(kernels::KernelFlops(kernel.name(), args, kernel.num_inputs()));
+    {
+      const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
+      if (deadline_ns_ != kNoDeadline) [[unlikely]] TRY(CheckDeadline());
+      TRY(GatherTensors(kernel, &OPND(3), OPND(2), regs));
+      NDArrayObj** args = kernel_args_.data();
+      absl::Status kernel_status = kernel.Call(args, *thread_pool_);
+      if (!kernel_status.ok()) {
+        FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
+                                                                kernel_status.message())));
+      }
+      if constexpr (kProfile) {
+        options_.profiler->AddFlops(kernels::KernelFlops(kernel.name(), args, kernel.num_inputs()));
+      }
     }
     NEXT();
     DISPATCH();
   }
   CASE(InvokeShapeFn) {
-    const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
-    const uint32_t num_outputs = OPND(1);
-    const uint32_t num_inputs = OPND(2) - num_outputs;
-    TRY(GatherTensors(kernel, &OPND(3), num_inputs, regs));
-    absl::Status shape_status = kernel.InferShapes(kernel_args_.data(), shapes_.data());
-    if (!shape_status.ok()) {
-      FAIL(absl::Status(shape_status.code(),
-                        absl::StrFormat("shape function of kernel '%s': %s", kernel.name(),
-                                        shape_status.message())));
-    }
-    for (uint32_t i = 0; i < num_outputs; ++i) {
-      REG(3 + num_inputs + i) = Value(MakeObject<ShapeTupleObj>(shapes_[i]));
+    {
+      const kernels::BoundKernel& kernel = exe.kernel(OPND(0));
+      const uint32_t num_outputs = OPND(1);
+      const uint32_t num_inputs = OPND(2) - num_outputs;
+      TRY(GatherTensors(kernel, &OPND(3), num_inputs, regs));
+      absl::Status shape_status = kernel.InferShapes(kernel_args_.data(), shapes_.data());
+      if (!shape_status.ok()) {
+        FAIL(absl::Status(shape_status.code(),
+                          absl::StrFormat("shape function of kernel '%s': %s", kernel.name(),
+                                          shape_status.message())));
+      }
+      for (uint32_t i = 0; i < num_outputs; ++i) {
+        REG(3 + num_inputs + i) = Value(MakeObject<ShapeTupleObj>(shapes_[i]));
+      }
     }
     NEXT();
     DISPATCH();
   }
   CASE(AllocStorage) {
-    const Value& size = REG(1);
-    if (!size.is_int()) FAIL(KindError(size, OPND(1), "an int byte count"));
-    if (size.int_value() < 0) {
-      FAIL(absl::InvalidArgumentError(
-          absl::StrFormat("negative storage size %d", size.int_value())));
+    {
+      const Value& size = REG(1);
+      if (!size.is_int()) FAIL(KindError(size, OPND(1), "an int byte count"));
+      if (size.int_value() < 0) {
+        FAIL(absl::InvalidArgumentError(
+            absl::StrFormat("negative storage size %d", size.int_value())));
+      }
+      if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(static_cast<size_t>(size.int_value())));
+      absl::StatusOr<Storage> storage =
+          AllocateStorage(allocator_, static_cast<size_t>(size.int_value()));
+      if (!storage.ok()) FAIL(storage.status());
+      REG(0) = Value(*std::move(storage));
     }
-    if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(static_cast<size_t>(size.int_value())));
-    absl::StatusOr<Storage> storage =
-        AllocateStorage(allocator_, static_cast<size_t>(size.int_value()));
-    if (!storage.ok()) FAIL(storage.status());
-    REG(0) = Value(*std::move(storage));
     NEXT();
     DISPATCH();
   }
   CASE(AllocTensor) {
-    // Operands: dst, storage, offset (2 words), dtype, rank, rank x dim (2 words each).
-    const uint32_t rank = OPND(5);
-    int64_t dims[kMaxRank];
-    for (uint32_t i = 0; i < rank; ++i) dims[i] = Read64(&OPND(6 + 2 * i));
-    absl::StatusOr<Value> t =
-        AllocTensor(REG(1), OPND(1), Read64(&OPND(2)), OPND(4), absl::MakeConstSpan(dims, rank));
-    if (!t.ok()) FAIL(t.status());
-    REG(0) = *std::move(t);
+    {
+      // Operands: dst, storage, offset (2 words), dtype, rank, rank x dim (2 words each).
+      const uint32_t rank = OPND(5);
+      int64_t dims[kMaxRank];
+      for (uint32_t i = 0; i < rank; ++i) dims[i] = Read64(&OPND(6 + 2 * i));
+      absl::StatusOr<Value> t =
+          AllocTensor(REG(1), OPND(1), Read64(&OPND(2)), OPND(4), absl::MakeConstSpan(dims, rank));
+      if (!t.ok()) FAIL(t.status());
+      REG(0) = *std::move(t);
+    }
     NEXT();
     DISPATCH();
   }
   CASE(AllocTensorReg) {
-    const Value& offset = REG(2);
-    if (!offset.is_int()) FAIL(KindError(offset, OPND(2), "an int byte offset"));
-    absl::StatusOr<Shape> shape = ShapeOperand(REG(4), OPND(4));
-    if (!shape.ok()) FAIL(shape.status());
-    absl::StatusOr<Value> t = AllocTensor(REG(1), OPND(1), offset.int_value(), OPND(3), *shape);
-    if (!t.ok()) FAIL(t.status());
-    REG(0) = *std::move(t);
+    {
+      const Value& offset = REG(2);
+      if (!offset.is_int()) FAIL(KindError(offset, OPND(2), "an int byte offset"));
+      absl::StatusOr<Shape> shape = ShapeOperand(REG(4), OPND(4));
+      if (!shape.ok()) FAIL(shape.status());
+      absl::StatusOr<Value> t = AllocTensor(REG(1), OPND(1), offset.int_value(), OPND(3), *shape);
+      if (!t.ok()) FAIL(t.status());
+      REG(0) = *std::move(t);
+    }
     NEXT();
     DISPATCH();
   }
@@ -751,23 +766,27 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     DISPATCH();
   }
   CASE(ReshapeTensor) {
-    NDArrayObj* t = REG(1).As<NDArrayObj>();
-    if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
-    absl::StatusOr<Shape> shape = ShapeOperand(REG(2), OPND(2));
-    if (!shape.ok()) FAIL(shape.status());
-    absl::StatusOr<NDArray> view = Reshape(NDArray(t), *shape);
-    if (!view.ok()) FAIL(view.status());
-    REG(0) = Value(*std::move(view));
+    {
+      NDArrayObj* t = REG(1).As<NDArrayObj>();
+      if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+      absl::StatusOr<Shape> shape = ShapeOperand(REG(2), OPND(2));
+      if (!shape.ok()) FAIL(shape.status());
+      absl::StatusOr<NDArray> view = Reshape(NDArray(t), *shape);
+      if (!view.ok()) FAIL(view.status());
+      REG(0) = Value(*std::move(view));
+    }
     NEXT();
     DISPATCH();
   }
   CASE(DeviceCopy) {
-    NDArrayObj* t = REG(1).As<NDArrayObj>();
-    if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
-    if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(t->nbytes()));
-    absl::StatusOr<NDArray> copy = Copy(NDArray(t), allocator_);
-    if (!copy.ok()) FAIL(copy.status());
-    REG(0) = Value(*std::move(copy));
+    {
+      NDArrayObj* t = REG(1).As<NDArrayObj>();
+      if (t == nullptr) FAIL(KindError(REG(1), OPND(1), "a tensor"));
+      if (memory_limit_ > 0) [[unlikely]] TRY(CheckMemory(t->nbytes()));
+      absl::StatusOr<NDArray> copy = Copy(NDArray(t), allocator_);
+      if (!copy.ok()) FAIL(copy.status());
+      REG(0) = Value(*std::move(copy));
+    }
     NEXT();
     DISPATCH();
   }
@@ -785,8 +804,10 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     const Value& vb = REG(2);                                               \
     if (!va.is_int()) [[unlikely]] FAIL(KindError(va, OPND(1), "an int"));  \
     if (!vb.is_int()) [[unlikely]] FAIL(KindError(vb, OPND(2), "an int"));  \
-    const int64_t a = va.int_value(), b = vb.int_value();                   \
-    body;                                                                   \
+    {                                                                       \
+      const int64_t a = va.int_value(), b = vb.int_value();                 \
+      body;                                                                 \
+    }                                                                       \
     NEXT();                                                                 \
     DISPATCH();                                                             \
   }
