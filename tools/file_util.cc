@@ -9,7 +9,7 @@
 
 namespace dynvm::tools {
 
-absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
+absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path, size_t max_bytes) {
   const bool is_stdin = path == "-";
   const std::string name = is_stdin ? "<stdin>" : path;
   FILE* file = is_stdin ? stdin : std::fopen(path.c_str(), "rb");
@@ -20,9 +20,20 @@ absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
   std::string out;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) out.append(buf, n);
+  bool too_large = false;
+  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) {
+    if (n > max_bytes - out.size()) {
+      too_large = true;
+      break;
+    }
+    out.append(buf, n);
+  }
   const int error = std::ferror(file) ? errno : 0;
   if (!is_stdin) std::fclose(file);
+  if (too_large) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("'%s' is larger than the limit of %d bytes", name, max_bytes));
+  }
   if (error != 0) return absl::ErrnoToStatus(error, absl::StrFormat("cannot read '%s'", name));
   return out;
 }

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,9 @@ absl::Status DisassembleFile(const std::string& path) {
   std::vector<uint64_t> words;
   size_t size = 0;
   {
-    DYNVM_ASSIGN_OR_RETURN(std::string bytes, ReadFileOrStdin(path));
+    // No limit but memory's: an executable is as large as its weights.
+    DYNVM_ASSIGN_OR_RETURN(std::string bytes,
+                           ReadFileOrStdin(path, std::numeric_limits<size_t>::max()));
     size = bytes.size();
     words.resize((size + 7) / 8);
     if (size > 0) std::memcpy(words.data(), bytes.data(), size);

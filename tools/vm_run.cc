@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
@@ -58,6 +59,11 @@ constexpr char kUsage[] = R"(usage: vm_run exe.fbs [flags]
   --threads=N              intra-op threads kernels parallelise on (N >= 1; default:
                            the number of hardware threads)
   --max_call_depth=N       frames deeper than N fail the run (default 10000)
+  --max_steps=N            calls and backward jumps one run may make (default: 0, no
+                           limit)
+  --timeout_ms=N           time one run may take (default: 0, no limit)
+  --max_memory_bytes=N     tensor memory one run may hold at once (default: 0, no
+                           limit)
   --profile                prints, after the runs, where their time went: per kernel
                            (calls, total ms, mean us, % of the run, GFLOP/s where
                            known) and per instruction kind and opcode; with
@@ -84,6 +90,9 @@ struct Flags {
   int64_t benchmark = 0;
   int64_t threads = 0;  // 0: the default pool's size
   int64_t max_call_depth = vm::VmOptions().max_call_depth;
+  int64_t max_steps = 0;         // 0: no limit, as for the three below
+  int64_t timeout_ms = 0;
+  int64_t max_memory_bytes = 0;
   bool profile = false;
   std::string trace;  // the path, if any
   bool help = false;
@@ -106,6 +115,7 @@ struct FlagDef {
 };
 
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
 // One layout for every entry.
 // clang-format off
@@ -153,6 +163,18 @@ constexpr FlagDef kFlags[] = {
     {"max_call_depth",
      [](std::string_view name, std::string_view value, Flags& flags) {
        return ParseIntFlag(name, value, 1, kMaxCount, flags.max_call_depth);
+     }},
+    {"max_steps",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 0, kMaxInt64, flags.max_steps);
+     }},
+    {"timeout_ms",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 0, kMaxInt64, flags.timeout_ms);
+     }},
+    {"max_memory_bytes",
+     [](std::string_view name, std::string_view value, Flags& flags) {
+       return ParseIntFlag(name, value, 0, kMaxInt64, flags.max_memory_bytes);
      }},
     {"trace",
      [](std::string_view, std::string_view value, Flags& flags) {
@@ -322,6 +344,9 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   DYNVM_ASSIGN_OR_RETURN(const uint32_t function, FindFunction(*exe, flags));
   vm::VmOptions options;
   options.max_call_depth = static_cast<uint32_t>(flags.max_call_depth);
+  options.max_steps = flags.max_steps;
+  if (flags.timeout_ms > 0) options.timeout = absl::Milliseconds(flags.timeout_ms);
+  options.max_memory_bytes = flags.max_memory_bytes;
   std::optional<kernels::ThreadPool> pool;
   if (flags.threads > 0) options.thread_pool = &pool.emplace(static_cast<int>(flags.threads));
   std::optional<vm::Profiler> profiler;

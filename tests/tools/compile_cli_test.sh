@@ -27,6 +27,19 @@ for level in 0 1 2 3; do
     || fail "opt-level $level: $(cat "$TMP/got")"
 done
 
+# vm_run's budgets: past one, the run fails with exit 1 and a line naming the limit; a
+# budget the run fits in changes nothing.
+"$VM_RUN" "$TMP/mlp2.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 --max_memory_bytes=16 \
+  > /dev/null 2> "$TMP/err"
+[ $? -eq 1 ] || fail "--max_memory_bytes=16 should exit 1"
+grep -q "memory limit of 16 bytes for this invocation exceeded" "$TMP/err" ||
+  fail "--max_memory_bytes said $(cat "$TMP/err")"
+"$VM_RUN" "$TMP/mlp2.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 --max_memory_bytes=1048576 \
+  --max_steps=1000 --timeout_ms=60000 --expected_output=2x3xf32=1.2,4.4,7.6,1.2,4.4,7.6 \
+  > "$TMP/got" || fail "within the budgets: $(cat "$TMP/got")"
+"$VM_RUN" "$TMP/mlp2.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 --timeout_ms=-1 2> "$TMP/err"
+[ $? -eq 2 ] || fail "--timeout_ms=-1 should exit 2"
+
 # After CSE and DCE: one dense, no exp.
 "$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --dump-ir=dce \
   > "$TMP/ir" || fail "--dump-ir=dce"
