@@ -72,6 +72,19 @@ namespace {
 
 thread_local std::string last_error;
 
+// The int a C caller stored where a C enum is declared. C allows any int there, but
+// reading a value outside the enumerators' range as the C++ enum is undefined: read
+// the bytes instead, and compare as ints.
+template <typename Enum>
+int32_t EnumValue(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int32_t));
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+bool IsTensor(const DynvmValue& v) { return EnumValue(v.kind) == DYNVM_KIND_TENSOR; }
+
 DynvmStatus Fail(const absl::Status& status) {
   last_error = std::string(status.message());
   return static_cast<DynvmStatus>(status.code());
@@ -277,7 +290,7 @@ DynvmStatus dynvm_allocator_create(DynvmAllocatorKind kind, uint64_t max_allocat
   if (out == nullptr) return InvalidArgument("dynvm_allocator_create: out must not be null");
   dynvm::AllocatorOptions options;
   if (max_allocation_bytes != 0) options.max_allocation_bytes = max_allocation_bytes;
-  switch (kind) {
+  switch (EnumValue(kind)) {
     case DYNVM_ALLOCATOR_POOLED:
       *out = new DynvmAllocator{dynvm::MakePooledAllocator(options)};
       return DYNVM_OK;
@@ -288,7 +301,7 @@ DynvmStatus dynvm_allocator_create(DynvmAllocatorKind kind, uint64_t max_allocat
   return InvalidArgument(absl::StrFormat(
       "dynvm_allocator_create: unknown allocator kind %d, expected DYNVM_ALLOCATOR_POOLED (0) "
       "or DYNVM_ALLOCATOR_NAIVE (1)",
-      static_cast<int>(kind)));
+      EnumValue(kind)));
 }
 
 void dynvm_allocator_release(DynvmAllocator* allocator) { delete allocator; }
@@ -374,7 +387,7 @@ DynvmValue dynvm_bool_value(int b) {
 }
 
 void dynvm_value_release(DynvmValue* value) {
-  if (value == nullptr || value->kind != DYNVM_KIND_TENSOR || value->tensor == nullptr) return;
+  if (value == nullptr || !IsTensor(*value) || value->tensor == nullptr) return;
   DLManagedTensor* tensor = value->tensor;
   value->tensor = nullptr;
   if (tensor->deleter != nullptr) tensor->deleter(tensor);
@@ -388,11 +401,11 @@ namespace {
 // per tensor even if the caller passed one twice.
 void ReleaseTensors(const DynvmValue* args, size_t from, size_t n) {
   for (size_t i = from; i < n; ++i) {
-    DLManagedTensor* t = args[i].kind == DYNVM_KIND_TENSOR ? args[i].tensor : nullptr;
+    DLManagedTensor* t = IsTensor(args[i]) ? args[i].tensor : nullptr;
     if (t == nullptr || t->deleter == nullptr) continue;
     bool seen = false;
     for (size_t j = 0; j < i && !seen; ++j) {
-      seen = args[j].kind == DYNVM_KIND_TENSOR && args[j].tensor == t;
+      seen = IsTensor(args[j]) && args[j].tensor == t;
     }
     if (!seen) t->deleter(t);
   }
@@ -402,9 +415,9 @@ void ReleaseTensors(const DynvmValue* args, size_t from, size_t n) {
 // a DLManagedTensor has one owner (its deleter may run once).
 absl::Status CheckDistinctTensors(const DynvmValue* args, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    if (args[i].kind != DYNVM_KIND_TENSOR || args[i].tensor == nullptr) continue;
+    if (!IsTensor(args[i]) || args[i].tensor == nullptr) continue;
     for (size_t j = 0; j < i; ++j) {
-      if (args[j].kind == DYNVM_KIND_TENSOR && args[j].tensor == args[i].tensor) {
+      if (IsTensor(args[j]) && args[j].tensor == args[i].tensor) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "argument %d is the same DLManagedTensor as argument %d: each tensor argument must "
             "be a managed tensor of its own (dynvm takes each over); several may share memory",
@@ -417,7 +430,8 @@ absl::Status CheckDistinctTensors(const DynvmValue* args, size_t n) {
 
 // The Value for C argument `i`; takes over a tensor on success.
 absl::StatusOr<Value> ToValue(const DynvmValue& arg, size_t i) {
-  switch (arg.kind) {
+  const int32_t kind = EnumValue(arg.kind);
+  switch (kind) {
     case DYNVM_KIND_TENSOR: {
       absl::StatusOr<dynvm::NDArray> array = dynvm::FromDLPack(arg.tensor);
       if (!array.ok()) {
@@ -433,8 +447,7 @@ absl::StatusOr<Value> ToValue(const DynvmValue& arg, size_t i) {
     case DYNVM_KIND_TUPLE: break;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "argument %d: kind %d is not a tensor (1), int (2), float (3) or bool (4)", i,
-      static_cast<int>(arg.kind)));
+      "argument %d: kind %d is not a tensor (1), int (2), float (3) or bool (4)", i, kind));
 }
 
 // The C value of a result leaf, or an error for what C cannot hold (closures, ...).

@@ -281,8 +281,24 @@ const GemmKernels& BestGemmKernels() {
   return kernels;
 }
 
+// k = 0: op(A) op(B) is all zeros and A and B may be empty (null); only the epilogue
+// runs, so that no offset is ever applied to their pointers.
+void GemmEmptyK(const GemmKernels& kern, const GemmArgs& g) {
+  thread_local ScratchBuffer zeros_scratch;
+  float* zeros = zeros_scratch.As<float>(g.n);
+  std::fill_n(zeros, g.n, 0.0f);
+  for (int64_t r = 0; r < g.m; ++r) {
+    kern.epilogue(g.activation, g.n, zeros, g.alpha, g.bias,
+                  g.residual != nullptr ? g.residual + r * g.ldr : nullptr, g.c + r * g.ldc);
+  }
+}
+
 void GemmF32With(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   if (g.m <= 0 || g.n <= 0) return;
+  if (g.k == 0) {
+    GemmEmptyK(kern, g);
+    return;
+  }
   if (g.m < kSmallM) {
     GemmFewRows(kern, g, pool);
     return;

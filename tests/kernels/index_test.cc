@@ -174,7 +174,10 @@ TEST(GatherTest, RandomShapes) {
   for (int iter = 0; iter < 60; ++iter) {
     const int rank = 1 + static_cast<int>(rng() % 4);
     const int axis = static_cast<int>(rng() % rank);
-    const auto [ishape, dshape] = ElementsShapes(rng, rank, axis);
+    // Named, not a structured binding: clang 14 cannot capture those in a lambda.
+    const std::pair<Ints, Ints> shapes = ElementsShapes(rng, rank, axis);
+    const Ints& ishape = shapes.first;
+    const Ints& dshape = shapes.second;
     for (DType dtype : kOnePerSize) {
       NDArray data = RandomBits(dshape, dtype, rng);
       NDArray indices = RandomIndices(ishape, -dshape[axis], dshape[axis], iter % 2 == 0, rng);

@@ -77,8 +77,10 @@ std::vector<RefOut> Reference(const NDArray& x, const std::vector<bool>& reduced
     r.sum_abs += std::fabs(v);
     r.sum_sq += v * v;
     r.prod *= v;
-    r.wrap_sum += static_cast<uint64_t>(raw);
-    r.wrap_prod *= static_cast<uint64_t>(raw);
+    if constexpr (std::is_integral_v<T>) {  // a negative float has no uint64 value
+      r.wrap_sum += static_cast<uint64_t>(raw);
+      r.wrap_prod *= static_cast<uint64_t>(raw);
+    }
     if (r.count == 0 || Beats(v, r.max, true, last)) r.max = v, r.argmax = k;
     if (r.count == 0 || Beats(v, r.min, false, last)) r.min = v, r.argmin = k;
     ++r.count;
@@ -381,16 +383,19 @@ void CheckCumsum(const NDArray& x, std::optional<int64_t> axis, bool exclusive, 
         const int64_t i = reverse ? len - 1 - s : s;
         const int64_t at = (o * len + i) * inner + j;
         const T v = in[at];
-        if (!exclusive)
-          sum += v, sum_abs += std::fabs(static_cast<LD>(v)), wrap += static_cast<uint64_t>(v);
+        // A negative float has no uint64 value: only integers wrap.
+        const auto add = [&] {
+          sum += v, sum_abs += std::fabs(static_cast<LD>(v));
+          if constexpr (std::is_integral_v<T>) wrap += static_cast<uint64_t>(v);
+        };
+        if (!exclusive) add();
         if constexpr (std::is_integral_v<T>) {
           ASSERT_EQ(out[at], static_cast<T>(wrap)) << at;
         } else {
           ASSERT_LE(std::fabs(out[at] - sum), 0x1p-24L * std::fabs(sum) + len * 0x1p-50L * sum_abs)
               << at;
         }
-        if (exclusive)
-          sum += v, sum_abs += std::fabs(static_cast<LD>(v)), wrap += static_cast<uint64_t>(v);
+        if (exclusive) add();
       }
     }
   }
