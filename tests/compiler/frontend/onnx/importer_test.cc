@@ -14,8 +14,12 @@
 #include "compiler/frontend/relay_text/printer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel.h"
+#include "objects/allocator.h"
 #include "onnx/onnx_pb.h"
+#include "serializer/executable_file.h"
 #include "vm/executable.h"
+#include "vm/virtual_machine.h"
 
 namespace dynvm::compiler::onnx_frontend {
 namespace {
@@ -354,6 +358,61 @@ TEST(OnnxImporterErrorTest, HostileShapes) {
   got = Import(huge);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << got.status();
+}
+
+// Sizes a hostile model asks for at run time: a model that compiles (nothing is folded
+// past compiler::kMaxFoldedElements) and whose run asks for 2^31 floats (8 GiB), 2^40
+// (4 TiB) or 2^62, whose byte count overflows int64. Each run ends with an error naming
+// the size, in bounded time and memory: the VM's memory budget (1 GiB here) refuses the
+// first two before allocating, the checked shape arithmetic the third.
+TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> shape;    // ConstantOfShape's shape input
+    absl::StatusCode code;
+  };
+  const std::vector<Case> cases = {
+      {"2^31 floats", {int64_t{1} << 31}, absl::StatusCode::kResourceExhausted},
+      {"2^40 floats", {int64_t{1} << 20, int64_t{1} << 20}, absl::StatusCode::kResourceExhausted},
+      {"2^62 floats", {int64_t{1} << 31, int64_t{1} << 31}, absl::StatusCode::kOutOfRange},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    // y = ConstantOfShape(shape) + x, where shape is a graph input so that nothing folds.
+    onnx::ModelProto m = Model();
+    onnx::GraphProto* g = m.mutable_graph();
+    AddValue(g->mutable_input(), "shape", onnx::TensorProto::INT64, {std::to_string(c.shape.size())});
+    AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"1"});
+    AddNode(g, "ConstantOfShape", {"shape"}, {"zeros"});
+    AddNode(g, "Add", {"zeros", "x"}, {"y"});
+    AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT,
+             std::vector<std::string>(c.shape.size(), ""));
+    absl::StatusOr<Module> mod = Import(m);
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, {});
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
+        serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
+    ASSERT_TRUE(exe.ok()) << exe.status();
+
+    auto allocator = MakePooledAllocator();
+    absl::StatusOr<NDArray> shape =
+        NDArrayObj::Empty({static_cast<int64_t>(c.shape.size())}, DType::kI64, allocator);
+    absl::StatusOr<NDArray> x = NDArrayObj::Empty({1}, DType::kF32, allocator);
+    ASSERT_TRUE(shape.ok() && x.ok());
+    std::copy(c.shape.begin(), c.shape.end(), (*shape)->data_as<int64_t>());
+    (*x)->data_as<float>()[0] = 1;
+    vm::VmOptions options;
+    options.max_memory_bytes = int64_t{1} << 30;
+    vm::VirtualMachine machine(*exe, options);
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(*shape), Value(*x)});
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), c.code) << got.status();
+    // The VM is still usable: a small shape runs.
+    (*shape)->data_as<int64_t>()[0] = 3;
+    if (c.shape.size() > 1) (*shape)->data_as<int64_t>()[1] = 2;
+    EXPECT_TRUE(machine.Invoke("main", {Value(*shape), Value(*x)}).ok());
+  }
 }
 
 }  // namespace
