@@ -15,6 +15,7 @@ packages=(
   libcpp-httplib-dev nlohmann-json3-dev  # vm_serve: HTTP/1.1 server and JSON (tools/serve)
   wrk  # vm_serve's load script (bench/serve_load.sh)
   pybind11-dev python3-dev  # the Python module `dynvm` (python/), for Debian's /usr/bin/python3
+  clang-14 libclang-rt-14-dev  # the sanitizer build and its libFuzzer targets (tests/fuzz)
 )
 
 missing=()

@@ -2,8 +2,8 @@
 # README quick start, second command (and what CI runs): install what is missing, build
 # twice — Release, and Debug with AddressSanitizer + UndefinedBehaviorSanitizer — and
 # run the whole test suite on both (on Release also with the portable kernels forced,
-# DYNVM_ISA=scalar); then the concurrency tests under ThreadSanitizer. Exits non-zero on
-# any failure.
+# DYNVM_ISA=scalar); then the concurrency tests under ThreadSanitizer, and every fuzz
+# target for a short time. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -27,12 +27,17 @@ for t in "${tsan_tests[@]}"; do
     "build-tsan/bin/$t" --gtest_brief=1
 done
 
-# Sanitizers: -O1 keeps the run fast; UBSan aborts on the first report. A corrupted or
-# hostile program may ask for more memory than the machine has: ASan then returns null
-# as the system allocator would (allocator_may_return_null), so the tests see the
-# runtime's own ResourceExhausted rather than ASan's abort.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DDYNVM_SANITIZE=ON \
-  -DDYNVM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+# Sanitizers, with clang-14: -O1 keeps the run fast, line tables are all the reports
+# need, and UBSan aborts on the first report. A corrupted or hostile program may ask for
+# more memory than the machine has: ASan then returns null as the system allocator
+# would (allocator_may_return_null), so the tests see the runtime's own ResourceExhausted
+# rather than ASan's abort. The tree is built with libFuzzer's coverage (DYNVM_FUZZ), so
+# it also holds the fuzz targets: after the suite (which replays their seeds and
+# regressions), each fuzzes for 30 s.
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DDYNVM_FUZZ=ON -DDYNVM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+  -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+scripts/fuzz.sh -t "${DYNVM_FUZZ_SECONDS:-30}" -b build-asan

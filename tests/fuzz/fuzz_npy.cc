@@ -1,0 +1,26 @@
+// libFuzzer target: a `.npy` file from a stranger (vm_run --input=x=@file.npy). Parsing
+// gives a tensor or a status; a tensor must survive writing and reading back unchanged.
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "objects/allocator.h"
+#include "objects/ndarray.h"
+#include "serializer/npy.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace dynvm;
+  static const auto* allocator = new std::shared_ptr<Allocator>(
+      MakeNaiveAllocator({.max_allocation_bytes = size_t{64} << 20}));
+  absl::StatusOr<NDArray> array = serializer::ParseNpy({data, size}, *allocator);
+  if (!array.ok()) return 0;
+  const std::string bytes = serializer::SerializeNpy(*array);
+  absl::StatusOr<NDArray> again = serializer::ParseNpy(
+      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *allocator);
+  if (!again.ok() || (*again)->dtype() != (*array)->dtype() ||
+      (*again)->shape() != (*array)->shape() ||
+      std::memcmp((*again)->data(), (*array)->data(), (*array)->nbytes()) != 0) {
+    __builtin_trap();  // what we write must read back as it was
+  }
+  return 0;
+}

@@ -1,0 +1,21 @@
+// libFuzzer target: Relay text from a stranger (vm_compile model.relay). Parsing and
+// type checking give a module or a status. A module that type-checks must print to text
+// that parses again (the printer's promise, compiler/frontend/relay_text/printer.h).
+#include <cstdint>
+#include <string_view>
+
+#include "compiler/frontend/relay_text/parser.h"
+#include "compiler/frontend/relay_text/printer.h"
+#include "compiler/passes/type_infer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace dynvm::compiler;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<Module> module = ParseModule(text);
+  if (!module.ok()) return 0;
+  absl::StatusOr<Module> typed = InferTypes(*module);
+  if (!typed.ok()) return 0;
+  const RelayText printed = PrintModule(*typed);
+  if (!ParseModule(printed.text, printed.constants).ok()) __builtin_trap();
+  return 0;
+}
