@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
-#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,15 +127,15 @@ struct CodeSummary {
 //
 // A forward "must" dataflow over basic blocks (leaders: the entry, jump targets, and the
 // instruction after a jump or terminator): one bitset of the registers defined at each
-// block's entry, meet = intersection, solved by a worklist that takes the lowest block
-// first (code order, in which compiled code has only forward jumps and settles in one
-// sweep). Blocks start at "not reached" and take their first predecessor's set when
-// reached; unreachable blocks are never visited and so not checked: they cannot run.
+// block's entry, meet = intersection, solved by sweeps over the blocks in code order (in
+// which compiled code has only forward jumps and settles in one sweep). Blocks start at
+// "not reached" and take their first predecessor's set when reached; unreachable blocks
+// are never visited and so not checked: they cannot run.
 //
 // Both costs are bounded against hostile code: memory by kMaxDefinednessBits, checked
-// before the bitsets are allocated; time by kMaxDefinednessSweeps times the cost of one
-// sweep over every block (a set only shrinks, so the worklist ends, but jumps backward can
-// make it visit blocks many times).
+// before the bitsets are allocated; time by kMaxDefinednessSweeps sweeps, each at most
+// one visit of every block (sets only shrink, so the sweeps end, but a chain of backward
+// jumps can take one sweep per link).
 class DefinednessCheck {
  public:
   DefinednessCheck(const Function& func, const CodeSummary& code) : func_(func), code_(code) {}
@@ -222,14 +220,11 @@ class DefinednessCheck {
     }
   }
 
-  // The work of one visit of `block`: a copy of its entry set, its accesses, a meet per
-  // successor.
-  uint64_t VisitCost(const Block& block) const {
-    return 1 + words_ * (1 + block.num_successors) + code_.access_begin[block.end] -
-           code_.access_begin[block.first];
-  }
-
-  // Fills defined_in_ with the registers defined on every path to each reached block.
+  // Fills defined_in_ with the registers defined on every path to each reached block:
+  // sweeps over the blocks in code order, each visiting the blocks whose entry set
+  // changed. A forward jump's target is visited later in the same sweep, a backward
+  // jump's in the next: code with forward jumps only settles in one sweep, a loop nest
+  // in about its depth plus one.
   absl::Status Solve() {
     const size_t num_blocks = blocks_.size();
     defined_in_.assign(num_blocks * words_, 0);
@@ -237,38 +232,31 @@ class DefinednessCheck {
     for (uint32_t r = 0; r < func_.num_params(); ++r) {
       defined_in_[r / 64] |= uint64_t{1} << (r % 64);
     }
-    uint64_t sweep = 0;
-    for (const Block& block : blocks_) sweep += VisitCost(block);
-    const uint64_t budget = kMaxDefinednessSweeps * sweep;
-    uint64_t spent = 0;
-    std::vector<bool> queued(num_blocks, false);
-    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> worklist;
+    std::vector<bool> changed(num_blocks, false);
     std::vector<uint64_t> defined(words_);
-    reached_[0] = queued[0] = true;
-    worklist.push(0);
-    while (!worklist.empty()) {
-      const Block& block = blocks_[worklist.top()];
-      const uint64_t* in = &defined_in_[worklist.top() * words_];
-      queued[worklist.top()] = false;
-      worklist.pop();
-      spent += VisitCost(block);
-      if (spent > budget) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "too costly to verify: which registers are defined does not settle within %d "
-            "sweeps over its %d basic blocks",
-            kMaxDefinednessSweeps, num_blocks));
-      }
-      std::copy(in, in + words_, defined.begin());
-      Transfer(block, defined.data());
-      for (uint32_t k = 0; k < block.num_successors; ++k) {
-        const uint32_t s = block.successors[k];
-        if (Meet(s, defined.data()) && !queued[s]) {
-          queued[s] = true;
-          worklist.push(s);
+    reached_[0] = changed[0] = true;
+    for (uint64_t sweep = 0;; ++sweep) {
+      bool visited = false;
+      for (uint32_t b = 0; b < num_blocks; ++b) {
+        if (!changed[b]) continue;
+        if (sweep == kMaxDefinednessSweeps) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "too costly to verify: which registers are defined does not settle within %d "
+              "sweeps over its %d basic blocks",
+              kMaxDefinednessSweeps, num_blocks));
+        }
+        changed[b] = false;
+        visited = true;
+        const uint64_t* in = &defined_in_[b * words_];
+        std::copy(in, in + words_, defined.begin());
+        Transfer(blocks_[b], defined.data());
+        for (uint32_t k = 0; k < blocks_[b].num_successors; ++k) {
+          const uint32_t s = blocks_[b].successors[k];
+          if (Meet(s, defined.data())) changed[s] = true;
         }
       }
+      if (!visited) return absl::OkStatus();
     }
-    return absl::OkStatus();
   }
 
   // Narrows block `s`'s entry set to the registers also in `defined` (or sets it, when

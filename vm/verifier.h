@@ -47,12 +47,12 @@ inline constexpr uint32_t kMaxRegisters = 1u << 16;
 // the bitsets are allocated (65536 registers allow 4096 blocks, 64 registers 4M blocks).
 inline constexpr uint64_t kMaxDefinednessBits = uint64_t{1} << 28;
 
-// The time the analysis may take, in sweeps over all of a function's basic blocks. A block
-// is visited again only when a jump backward in the code removes a register from its
-// entry set: straight-line and forward-jumping code (all that the compiler emits) settles
-// in one sweep, ordinary loops in a few. A function that does not settle within this
-// budget is refused with InvalidArgument, so the analysis costs at most this many passes
-// over the code and the bitsets (a fraction of a second at kMaxDefinednessBits).
+// The time the analysis may take, in sweeps over a function's basic blocks in code order,
+// each visiting at most every block once. A jump forward is followed within a sweep, a
+// jump backward in the next: code without backward jumps (all that the compiler emits)
+// settles in one sweep, a loop nest in about its depth plus one. A function that needs
+// more (a chain of backward jumps, one sweep per link) is refused with InvalidArgument,
+// so the analysis costs at most this many passes over the code and the bitsets.
 inline constexpr uint64_t kMaxDefinednessSweeps = 16;
 
 // Returns OK or InvalidArgument naming the function, the instruction offset, and what
