@@ -1,6 +1,7 @@
 // libFuzzer target: Relay text from a stranger (vm_compile model.relay). Parsing and
 // type checking give a module or a status. A module that type-checks must print to text
-// that parses again (the printer's promise, compiler/frontend/relay_text/printer.h).
+// that reads back to the same program (the printer's promise,
+// compiler/frontend/relay_text/printer.h): it parses, type-checks and prints the same.
 #include <cstdint>
 #include <string_view>
 
@@ -16,6 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Module> typed = InferTypes(*module);
   if (!typed.ok()) return 0;
   const RelayText printed = PrintModule(*typed);
-  if (!ParseModule(printed.text, printed.constants).ok()) __builtin_trap();
+  absl::StatusOr<Module> again = ParseModule(printed.text, printed.constants);
+  if (!again.ok()) __builtin_trap();
+  absl::StatusOr<Module> typed_again = InferTypes(*again);
+  if (!typed_again.ok() || PrintModule(*typed_again).text != printed.text) __builtin_trap();
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -629,6 +630,9 @@ absl::StatusOr<Expr> Parser::ParseLiteral(bool negative) {
     const absl::StatusOr<double> v = ParseDouble(number);
     if (!v.ok()) return Error(at, v.status().message());
     if (dtype == DType::kF32) {
+      if (std::fabs(*v) > std::numeric_limits<float>::max()) {
+        return Error(at, absl::StrFormat("float '%s' out of range for float32", number));
+      }
       *t->data_as<float>() = static_cast<float>(*v);
     } else {
       *t->data_as<double>() = *v;

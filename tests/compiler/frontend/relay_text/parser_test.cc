@@ -132,6 +132,16 @@ TEST(RelayParserTest, MetaConstants) {
             "                       ^");
 }
 
+TEST(RelayParserTest, Float32LiteralsOutOfRange) {
+  // 1e39 has no float32: an error, not an infinity the printer could not write back.
+  EXPECT_EQ(ParseExpr("add(%x, 1e39f)", Module()).status().message(),
+            "<input>:1:9: float '1e39' out of range for float32\n"
+            "  add(%x, 1e39f)\n"
+            "          ^");
+  absl::StatusOr<ParsedExpr> largest = ParseExpr("add(%x, 3.4028234e38f)", Module());
+  EXPECT_TRUE(largest.ok()) << largest.status();
+}
+
 void ExpectModuleError(std::string_view text, std::string_view message) {
   const absl::StatusOr<Module> mod = ParseModule(text, {}, "m.relay");
   ASSERT_FALSE(mod.ok()) << text;
