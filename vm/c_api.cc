@@ -144,7 +144,7 @@ extern "C" {
 const char* dynvm_last_error(void) { return last_error.c_str(); }
 
 const char* dynvm_status_name(DynvmStatus status) {
-  switch (status) {
+  switch (EnumValue(status)) {
     case DYNVM_OK: return "OK";
     case DYNVM_CANCELLED: return "CANCELLED";
     case DYNVM_UNKNOWN: return "UNKNOWN";

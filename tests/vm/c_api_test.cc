@@ -21,6 +21,7 @@
 
 // tests/vm/c_api_test_c_calls.c
 extern "C" DynvmStatus CreateAllocatorOfKind(int kind, DynvmAllocator** out);
+extern "C" const char* StatusNameOf(int code);
 
 namespace {
 
@@ -275,6 +276,7 @@ TEST_F(CApiTest, LoadErrorsNameTheProblem) {
   EXPECT_EQ(dynvm_executable_load_memory(nullptr, 10, &exe), DYNVM_INVALID_ARGUMENT);
   EXPECT_EQ(exe, nullptr);  // untouched by every failure
   EXPECT_STREQ(dynvm_status_name(DYNVM_RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+  EXPECT_STREQ(StatusNameOf(99), "UNKNOWN_STATUS_CODE");
 }
 
 TEST_F(CApiTest, OptionsThreadPoolsAllocatorsAndLimits) {

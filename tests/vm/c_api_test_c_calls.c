@@ -6,3 +6,5 @@
 DynvmStatus CreateAllocatorOfKind(int kind, DynvmAllocator** out) {
   return dynvm_allocator_create(kind, 0, out);
 }
+
+const char* StatusNameOf(int code) { return dynvm_status_name(code); }
