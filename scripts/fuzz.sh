@@ -45,8 +45,9 @@ for t in "${targets[@]}"; do
     "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  # No `cov:` line when the target failed while loading the corpus.
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
   corpus=$(ls "$work" | wc -l)
   found=$(ls "$crashes" | grep -c "^$t-" || true)
   printf '%-14s %10s %8s %8s %7s %8s %s\n' "$t" "${runs:-?}" "${speed:-?}" "${cov:-?}" \

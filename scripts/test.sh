@@ -34,10 +34,12 @@ done
 # rather than ASan's abort. The tree is built with libFuzzer's coverage (DYNVM_FUZZ), so
 # it also holds the fuzz targets: after the suite (which replays their seeds and
 # regressions), each fuzzes for 30 s.
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DDYNVM_FUZZ=ON -DDYNVM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DDYNVM_FUZZ=ON \
+  -DDYNVM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
 cmake --build build-asan -j"$jobs"
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer  # llvm-14, with llvm-14-dev
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 scripts/fuzz.sh -t "${DYNVM_FUZZ_SECONDS:-30}" -b build-asan
