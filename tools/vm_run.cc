@@ -117,6 +117,12 @@ struct FlagDef {
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
+// The apply function of an integer flag kept in `field`, which takes values in [lo, hi].
+template <int64_t Flags::*field, int64_t lo, int64_t hi>
+absl::Status IntFlag(std::string_view name, std::string_view value, Flags& flags) {
+  return ParseIntFlag(name, value, lo, hi, flags.*field);
+}
+
 // One layout for every entry.
 // clang-format off
 constexpr FlagDef kFlags[] = {
@@ -152,30 +158,12 @@ constexpr FlagDef kFlags[] = {
      [](std::string_view name, std::string_view value, Flags& flags) {
        return ParseToleranceFlag(name, value, flags.compare.rtol);
      }},
-    {"benchmark",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 1, kMaxCount, flags.benchmark);
-     }},
-    {"threads",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 1, 4096, flags.threads);
-     }},
-    {"max_call_depth",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 1, kMaxCount, flags.max_call_depth);
-     }},
-    {"max_steps",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 0, kMaxInt64, flags.max_steps);
-     }},
-    {"timeout_ms",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 0, kMaxInt64, flags.timeout_ms);
-     }},
-    {"max_memory_bytes",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseIntFlag(name, value, 0, kMaxInt64, flags.max_memory_bytes);
-     }},
+    {"benchmark", IntFlag<&Flags::benchmark, 1, kMaxCount>},
+    {"threads", IntFlag<&Flags::threads, 1, 4096>},
+    {"max_call_depth", IntFlag<&Flags::max_call_depth, 1, kMaxCount>},
+    {"max_steps", IntFlag<&Flags::max_steps, 0, kMaxInt64>},
+    {"timeout_ms", IntFlag<&Flags::timeout_ms, 0, kMaxInt64>},
+    {"max_memory_bytes", IntFlag<&Flags::max_memory_bytes, 0, kMaxInt64>},
     {"trace",
      [](std::string_view, std::string_view value, Flags& flags) {
        if (value.empty()) return absl::InvalidArgumentError("--trace needs a file: --trace=trace.json");
