@@ -71,11 +71,17 @@ absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const At
   return BoundKernel(&def, std::move(state), num_inputs, num_outputs);
 }
 
+absl::Status BoundKernel::StringArgumentError(int index) const {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "kernel '%s' does not take string tensors: argument %d is one", def_->name, index));
+}
+
 absl::Status BoundKernel::InferShapes(NDArrayObj* const* inputs, Shape* output_shapes) const {
   if (def_->shape_fn == nullptr) {
     return absl::UnimplementedError(
         absl::StrFormat("kernel '%s' has no shape function", def_->name));
   }
+  if (!def_->takes_strings) DYNVM_RETURN_IF_ERROR(RefuseStrings(inputs, num_inputs_));
   return def_->shape_fn(
       ShapeCall{state_.get(), inputs, num_inputs_, output_shapes, num_outputs_});
 }

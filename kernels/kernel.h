@@ -107,6 +107,10 @@ struct KernelDef {
   BindFn bind = nullptr;       // null: the kernel takes no attributes
   ShapeFn shape_fn = nullptr;  // every library kernel has one
   BindInContextFn bind_in_context = nullptr;  // instead of `bind` (at most one is set)
+  // Whether the kernel handles string tensors (objects/string_tensor.h). Every other
+  // kernel is refused them by BoundKernel before it runs: their elements are pointers
+  // that only string-aware code may copy or follow.
+  bool takes_strings = false;
 };
 
 // A kernel resolved for one kernel-table entry, ready to call.
@@ -119,6 +123,9 @@ class BoundKernel {
   // Runs the kernel on `args` (num_inputs + num_outputs tensors), parallelising on
   // `pool`.
   absl::Status Call(NDArrayObj* const* args, ThreadPool& pool) const {
+    if (!def_->takes_strings) {
+      if (absl::Status s = RefuseStrings(args, num_inputs_ + num_outputs_); !s.ok()) return s;
+    }
     return def_->fn(KernelCall{state_.get(), args, num_inputs_, num_outputs_, &pool});
   }
   // Fills `output_shapes` (num_outputs entries) with the shapes a call on `inputs`
@@ -129,6 +136,18 @@ class BoundKernel {
   int num_outputs() const { return num_outputs_; }
 
  private:
+  // InvalidArgument naming the kernel and the argument if one of the `n` is a string
+  // tensor.
+  absl::Status RefuseStrings(NDArrayObj* const* args, int n) const {
+    for (int i = 0; i < n; ++i) {
+      if (args[i]->dtype() == DType::kString) [[unlikely]] {
+        return StringArgumentError(i);
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status StringArgumentError(int index) const;
+
   const KernelDef* def_;
   std::shared_ptr<const void> state_;
   int num_inputs_;

@@ -23,8 +23,10 @@
 #include "base/status_macros.h"
 #include "kernels/elementwise/convert.h"
 #include "kernels/elementwise/dtypes.h"
+#include "kernels/elementwise/string_convert.h"
 #include "kernels/elementwise/ukernels.h"
 #include "kernels/internal/checks.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -253,11 +255,45 @@ absl::Status CastShapeFn(const ShapeCall& call) {
   return absl::OkStatus();
 }
 
+// cast with a string tensor on either side (string_convert.h), serially: each text
+// element is its own allocation, and strings are rare.
+absl::Status CastStrings(const NDArrayObj& x, const NDArrayObj& y) {
+  const int64_t n = x.num_elements();
+  if (x.dtype() == DType::kString) {
+    for (int64_t i = 0; i < n; ++i) {
+      DYNVM_ASSIGN_OR_RETURN(const std::string_view text, StringElement(x, i));
+      if (y.dtype() == DType::kString) {
+        SetStringElement(y, i, text);
+        continue;
+      }
+      const absl::Status status = elementwise::VisitDType(y.dtype(), [&](auto tag) {
+        using D = decltype(tag);
+        absl::StatusOr<D> v = elementwise::ElementFromText<D>(text);
+        if (!v.ok()) return v.status();
+        y.data_as<D>()[i] = *v;
+        return absl::OkStatus();
+      });
+      if (!status.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("cast: element %d: %s", i, status.message()));
+      }
+    }
+    return absl::OkStatus();
+  }
+  elementwise::VisitDType(x.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    const S* px = x.data_as<S>();
+    for (int64_t i = 0; i < n; ++i) SetStringElement(y, i, elementwise::ElementToText(px[i]));
+  });
+  return absl::OkStatus();
+}
+
 absl::Status CastKernel(const KernelCall& call) {
   const DType to = static_cast<const CastState*>(call.state)->dtype;
   const NDArrayObj& x = *call.args[0];
   const NDArrayObj& y = *call.args[1];
   DYNVM_RETURN_IF_ERROR(internal::CheckOutput("cast", y, to, x.shape()));
+  if (x.dtype() == DType::kString || to == DType::kString) return CastStrings(x, y);
   const int64_t n = x.num_elements();
   elementwise::VisitDType(x.dtype(), [&](auto src_tag) {
     elementwise::VisitDType(to, [&](auto dst_tag) {
@@ -294,7 +330,8 @@ absl::Status RegisterUnaryKernels(KernelRegistry& registry) {
        .num_outputs = 1,
        .fn = CastKernel,
        .bind = BindCast,
-       .shape_fn = CastShapeFn},
+       .shape_fn = CastShapeFn,
+       .takes_strings = true},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

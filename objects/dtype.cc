@@ -27,6 +27,10 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"i64", "int64", 8, kDLInt},
     {"u8", "uint8", 1, kDLUInt},
     {"bool", "bool", 1, kDLBoolCode},
+    {"u16", "uint16", 2, kDLUInt},
+    {"u32", "uint32", 4, kDLUInt},
+    {"u64", "uint64", 8, kDLUInt},
+    {"string", "string", sizeof(void*), kDLOpaqueHandle},
 }};
 
 const DTypeInfo& Info(DType dtype) { return kInfo[static_cast<size_t>(dtype)]; }
@@ -42,7 +46,7 @@ absl::StatusOr<DType> ParseDType(std::string_view name) {
     if (name == kInfo[i].name || name == kInfo[i].long_name) return static_cast<DType>(i);
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown dtype '%s': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, bool",
+      "unknown dtype '%s': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64, bool, string",
       name));
 }
 
@@ -54,6 +58,7 @@ DLDataType ToDLDataType(DType dtype) {
 absl::StatusOr<DType> FromDLDataType(DLDataType type) {
   if (type.lanes == 1) {
     for (size_t i = 0; i < kInfo.size(); ++i) {
+      if (static_cast<DType>(i) == DType::kString) continue;
       if (kInfo[i].dl_code == type.code && kInfo[i].size * 8 == type.bits) {
         return static_cast<DType>(i);
       }

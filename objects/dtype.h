@@ -29,8 +29,14 @@ enum class DType : uint8_t {
   kI64 = 7,
   kU8 = 8,
   kBool = 9,
+  kU16 = 10,
+  kU32 = 11,
+  kU64 = 12,
+  // Text (ONNX's STRING): each element a pointer to a string its storage keeps alive
+  // (objects/string_tensor.h). Not a number: arithmetic and DLPack have none.
+  kString = 13,
 };
-inline constexpr int kNumDTypes = 10;
+inline constexpr int kNumDTypes = 14;
 
 // DLPack 0.6 (Debian's) predates kDLBool; this is the code later DLPack versions and
 // PyTorch use for bool, one byte per element.
@@ -45,8 +51,11 @@ absl::StatusOr<DType> ParseDType(std::string_view name);
 // Whether `raw` is the numeric value of a DType (for validating untrusted files).
 bool IsValidDType(uint32_t raw);
 
+// kString maps to kDLOpaqueHandle, which no consumer reads as text: exporters refuse
+// string tensors before they get here.
 DLDataType ToDLDataType(DType dtype);
-// Maps a DLPack type with one lane to ours; others are InvalidArgument.
+// Maps a DLPack type with one lane to ours (never to kString: foreign pointers are not
+// strings); others are InvalidArgument.
 absl::StatusOr<DType> FromDLDataType(DLDataType type);
 
 }  // namespace dynvm

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "objects/opaque.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm {
 
@@ -49,6 +50,10 @@ absl::StatusOr<NDArray> NDArrayObj::Create(Storage storage, size_t offset, DType
         "tensor %s %s at offset %d does not fit in a storage of %d bytes", DTypeName(dtype),
         ShapeToString(shape), offset, storage->size()));
   }
+  // A string tensor's elements start as null pointers, which read as "".
+  if (dtype == DType::kString && nbytes > 0) {
+    std::memset(static_cast<char*>(storage->data()) + offset, 0, nbytes);
+  }
   return MakeObject<NDArrayObj>(std::move(storage), offset, dtype,
                                 Shape(shape.begin(), shape.end()), count);
 }
@@ -62,8 +67,7 @@ absl::StatusOr<NDArray> NDArrayObj::Empty(absl::Span<const int64_t> shape, DType
         absl::StrFormat("byte size of %s %s overflows", DTypeName(dtype), ShapeToString(shape)));
   }
   DYNVM_ASSIGN_OR_RETURN(Storage storage, AllocateStorage(allocator, nbytes));
-  return MakeObject<NDArrayObj>(std::move(storage), 0, dtype,
-                                Shape(shape.begin(), shape.end()), count);
+  return Create(std::move(storage), 0, dtype, shape);
 }
 
 absl::StatusOr<NDArray> Reshape(const NDArray& array, absl::Span<const int64_t> shape) {
@@ -80,6 +84,13 @@ absl::StatusOr<NDArray> Reshape(const NDArray& array, absl::Span<const int64_t> 
 absl::StatusOr<NDArray> Copy(const NDArray& array, const std::shared_ptr<Allocator>& allocator) {
   DYNVM_ASSIGN_OR_RETURN(NDArray out,
                          NDArrayObj::Empty(array->shape(), array->dtype(), allocator));
+  if (array->dtype() == DType::kString) {  // the new storage keeps its own strings
+    for (int64_t i = 0; i < array->num_elements(); ++i) {
+      DYNVM_ASSIGN_OR_RETURN(const std::string_view s, StringElement(*array, i));
+      SetStringElement(*out, i, s);
+    }
+    return out;
+  }
   if (array->nbytes() > 0) std::memcpy(out->data(), array->data(), array->nbytes());
   return out;
 }

@@ -6,6 +6,10 @@
 // views memory kept alive by an owner object (the mmap of an executable, a DLPack
 // producer).
 //
+// The elements of string tensors (DType::kString) are pointers to StringObjs that the
+// storage they sit in keeps alive (objects/string_tensor.h): AdoptString keeps one until
+// the storage goes, and OwnsString is how a read checks an element before following it.
+//
 //   absl::StatusOr<Storage> s = AllocateStorage(pool, 4096);
 #ifndef DYNVM_OBJECTS_STORAGE_H_
 #define DYNVM_OBJECTS_STORAGE_H_
@@ -16,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "objects/allocator.h"
 #include "objects/object.h"
+#include "objects/string_object.h"
 
 namespace dynvm {
 
@@ -24,22 +29,26 @@ class StorageObj : public Object {
   static constexpr TypeIndex kTypeIndex = TypeIndex::kStorage;
 
   // Owns `buffer`, which came from `allocator`.
-  StorageObj(Buffer buffer, std::shared_ptr<Allocator> allocator)
-      : Object(kTypeIndex), buffer_(buffer), allocator_(std::move(allocator)) {}
+  StorageObj(Buffer buffer, std::shared_ptr<Allocator> allocator);
   // Views `size` bytes at `data`, kept valid by `owner`.
-  StorageObj(void* data, size_t size, ObjectRef<Object> owner)
-      : Object(kTypeIndex), buffer_{data, size}, owner_(std::move(owner)) {}
-  ~StorageObj() {
-    if (allocator_) allocator_->Free(buffer_);
-  }
+  StorageObj(void* data, size_t size, ObjectRef<Object> owner);
+  ~StorageObj();
 
   void* data() const { return buffer_.data; }
   size_t size() const { return buffer_.size; }
 
+  // Keeps `s` alive as long as this storage. Thread-safe.
+  void AdoptString(ObjectRef<StringObj> s);
+  // Whether `s` is a string this storage keeps alive. Thread-safe.
+  bool OwnsString(const StringObj* s) const;
+
  private:
+  struct StringTable;
+
   Buffer buffer_;
   std::shared_ptr<Allocator> allocator_;
   ObjectRef<Object> owner_;
+  std::unique_ptr<StringTable> strings_;  // made by the first AdoptString
 };
 
 using Storage = ObjectRef<StorageObj>;

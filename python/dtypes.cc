@@ -16,12 +16,16 @@ py::object NumpyDType(DType dtype) {
     case DType::kF32: name = "float32"; break;
     case DType::kF64: name = "float64"; break;
     case DType::kF16: name = "float16"; break;
-    case DType::kBF16: return py::none();
+    case DType::kBF16:
+    case DType::kString: return py::none();  // numpy's strings are not pointers
     case DType::kI8: name = "int8"; break;
     case DType::kI16: name = "int16"; break;
     case DType::kI32: name = "int32"; break;
     case DType::kI64: name = "int64"; break;
     case DType::kU8: name = "uint8"; break;
+    case DType::kU16: name = "uint16"; break;
+    case DType::kU32: name = "uint32"; break;
+    case DType::kU64: name = "uint64"; break;
     case DType::kBool: name = "bool"; break;
   }
   return py::dtype(name);
@@ -38,7 +42,14 @@ absl::StatusOr<DType> DTypeFromBufferFormat(std::string_view format, size_t item
       case 'f': if (itemsize == 4) return DType::kF32; break;
       case 'd': if (itemsize == 8) return DType::kF64; break;
       case '?': if (itemsize == 1) return DType::kBool; break;
-      case 'B': if (itemsize == 1) return DType::kU8; break;
+      case 'B': case 'H': case 'I': case 'L': case 'Q':  // C types whose size varies
+        switch (itemsize) {
+          case 1: return DType::kU8;
+          case 2: return DType::kU16;
+          case 4: return DType::kU32;
+          case 8: return DType::kU64;
+        }
+        break;
       case 'b': case 'h': case 'i': case 'l': case 'q':  // C types whose size varies
         switch (itemsize) {
           case 1: return DType::kI8;
@@ -51,7 +62,7 @@ absl::StatusOr<DType> DTypeFromBufferFormat(std::string_view format, size_t item
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unsupported element type (buffer format '%s', %d bytes): expected float16/32/64, "
-      "int8/16/32/64, uint8 or bool",
+      "int8/16/32/64, uint8/16/32/64 or bool",
       std::string(format), itemsize));
 }
 

@@ -196,7 +196,7 @@ absl::StatusOr<py::object> ExportTensor(NDArray array) {
   py::object dtype = NumpyDType(array->dtype());
   if (dtype.is_none()) {
     return absl::UnimplementedError(absl::StrFormat(
-        "a %s tensor cannot become a numpy array: numpy has no such dtype",
+        "a %s tensor cannot become a numpy array: numpy has no dtype with its layout",
         DTypeName(array->dtype())));
   }
   const Shape& dims = array->shape();

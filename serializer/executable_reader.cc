@@ -347,6 +347,9 @@ absl::StatusOr<Value> MetadataReader::ReadConstant(const fbs::Constant& in) {
 
 absl::StatusOr<Value> MetadataReader::ReadTensor(const fbs::Constant& in) {
   DYNVM_ASSIGN_OR_RETURN(DType dtype, ReadDType(in.dtype()));
+  if (dtype == DType::kString) {  // a signature's dtype only (executable.fbs)
+    return Invalid("tensor constant of dtype string: constants hold no strings");
+  }
   if (in.shape() == nullptr) return Invalid("tensor constant without a shape");
   if (in.shape()->size() > static_cast<uint32_t>(kMaxRank)) {
     return absl::InvalidArgumentError(

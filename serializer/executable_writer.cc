@@ -198,7 +198,14 @@ class MetadataWriter {
 
   absl::StatusOr<flatbuffers::Offset<fbs::Constant>> WriteConstant(size_t index,
                                                                    const Value& c) {
-    if (const NDArrayObj* t = c.As<NDArrayObj>()) return WriteTensor(*t);
+    if (const NDArrayObj* t = c.As<NDArrayObj>()) {
+      if (t->dtype() == DType::kString) {  // its elements are pointers into this process
+        return absl::UnimplementedError(absl::StrFormat(
+            "constant %d is a string tensor %s: the file format holds no string tensors",
+            index, ShapeToString(t->shape())));
+      }
+      return WriteTensor(*t);
+    }
     flatbuffers::Offset<flatbuffers::String> str;
     if (const StringObj* s = c.As<StringObj>()) str = fbb_.CreateString(s->value());
     fbs::ConstantBuilder b(fbb_);

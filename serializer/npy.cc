@@ -12,9 +12,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "objects/string_tensor.h"
 #include "serializer/internal/file_io.h"
 
 namespace dynvm::serializer {
@@ -35,6 +40,9 @@ constexpr std::string_view kNpyMagic = "\x93NUMPY";
 constexpr size_t kNpyAlign = 64;
 // numpy's GROWTH_AXIS_MAX_DIGITS: spare header space so the first axis can grow.
 constexpr size_t kGrowthDigits = 21;
+// The widest string element read ('S' bytes or 'U' code points): a header may not make
+// a few bytes of file ask for gigabytes of text.
+constexpr size_t kMaxNpyStringWidth = size_t{1} << 20;
 
 // What the header dict says.
 struct NpyHeader {
@@ -178,6 +186,10 @@ class HeaderParser {
 struct NpyDType {
   DType dtype;
   bool swap;  // big-endian data: reverse the bytes of each element
+  // Strings: numpy's fixed-width 'S' (bytes) or 'U' (UTF-32 code points) elements, of
+  // `width` bytes or code points each.
+  char text_kind = 0;
+  size_t width = 0;
 };
 
 absl::StatusOr<NpyDType> ParseDescr(std::string_view descr) {
@@ -187,17 +199,27 @@ absl::StatusOr<NpyDType> ParseDescr(std::string_view descr) {
     order = type[0];
     type.remove_prefix(1);
   }
+  if (!type.empty() && (type[0] == 'S' || type[0] == 'U')) {
+    size_t width = 0;
+    const std::string_view digits = type.substr(1);
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), width);
+    if (ec == std::errc() && ptr == digits.data() + digits.size() && width > 0 &&
+        width <= kMaxNpyStringWidth) {
+      return NpyDType{DType::kString, order == '>', type[0], width};
+    }
+  }
   static constexpr std::pair<std::string_view, DType> kTypes[] = {
       {"f2", DType::kF16}, {"f4", DType::kF32}, {"f8", DType::kF64}, {"i1", DType::kI8},
       {"i2", DType::kI16}, {"i4", DType::kI32}, {"i8", DType::kI64}, {"u1", DType::kU8},
-      {"b1", DType::kBool}, {"?", DType::kBool},
+      {"u2", DType::kU16}, {"u4", DType::kU32}, {"u8", DType::kU64}, {"b1", DType::kBool},
+      {"?", DType::kBool},
   };
   for (const auto& [name, dtype] : kTypes) {
     if (type == name) return NpyDType{dtype, order == '>' && DTypeSize(dtype) > 1};
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unsupported .npy dtype '%s': supported are <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1 "
-      "(any byte order)",
+      "unsupported .npy dtype '%s': supported are <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1 "
+      "(any byte order) and strings |S<n> <U<n> (n from 1 to 2^20)",
       absl::CHexEscape(absl::string_view(descr.data(), descr.size()))));
 }
 
@@ -224,8 +246,121 @@ void CopyElements(const uint8_t* src, uint8_t* dst, size_t count, size_t elem, b
   }
 }
 
-// The descr SerializeNpy writes for `dtype`. bf16 has no numpy descr; it is widened to
-// '<f4' (exact: every bfloat16 value is a float32).
+// Appends the UTF-8 encoding of code point `c`; false for a surrogate or c > 0x10FFFF.
+bool AppendUtf8(uint32_t c, std::string& out) {
+  if (c >= 0xd800 && c <= 0xdfff) return false;
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else if (c <= 0x10ffff) {
+    out.push_back(static_cast<char>(0xf0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The code points of `s`, or nothing if it is not valid UTF-8 (overlong forms,
+// surrogates and values past U+10FFFF included).
+std::optional<std::u32string> DecodeUtf8(std::string_view s) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<uint8_t>(s[i]);
+    const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2 : (lead >> 4) == 14 ? 3 : (lead >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return std::nullopt;
+    uint32_t c = n == 1 ? lead : lead & (0x7f >> n);
+    for (size_t k = 1; k < n; ++k) {
+      const auto cont = static_cast<uint8_t>(s[i + k]);
+      if ((cont >> 6) != 2) return std::nullopt;
+      c = (c << 6) | (cont & 0x3f);
+    }
+    constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < kSmallest[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return std::nullopt;
+    out.push_back(c);
+    i += n;
+  }
+  return out;
+}
+
+// Reads `count` numpy string elements of `type` at `src` into the string tensor
+// `array`. numpy drops trailing NULs of each element, and so does this.
+absl::Status ReadStrings(const uint8_t* src, int64_t count, const NpyDType& type,
+                         const NDArrayObj& array) {
+  const size_t elem = type.text_kind == 'U' ? 4 * type.width : type.width;
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* p = src + static_cast<size_t>(i) * elem;
+    std::string text;
+    if (type.text_kind == 'S') {
+      text.assign(reinterpret_cast<const char*>(p), type.width);
+    } else {
+      for (size_t k = 0; k < type.width; ++k) {
+        uint8_t b[4];
+        std::memcpy(b, p + 4 * k, 4);
+        if (type.swap) std::reverse(b, b + 4);
+        if (!AppendUtf8(LoadLittleEndian(b, 4), text)) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              ".npy string element %d holds 0x%x, which is not a Unicode scalar value", i,
+              LoadLittleEndian(b, 4)));
+        }
+      }
+    }
+    text.erase(text.find_last_not_of('\0') + 1);
+    SetStringElement(array, i, text);
+  }
+  return absl::OkStatus();
+}
+
+// How SerializeNpy writes a string tensor: as '<U' (UTF-32) when every element is
+// valid UTF-8, else as '|S' bytes, `width` the longest element (at least 1, as numpy).
+// An element its storage does not hold (objects/string_tensor.h) is written as "".
+struct NpyStrings {
+  std::string descr;
+  std::vector<uint8_t> data;
+};
+
+NpyStrings EncodeStrings(const NDArrayObj& array) {
+  const auto count = static_cast<size_t>(array.num_elements());
+  std::vector<std::string_view> texts(count);
+  std::vector<std::u32string> code_points(count);
+  bool utf8 = true;
+  size_t width = 1;
+  for (size_t i = 0; i < count; ++i) {
+    texts[i] = StringElement(array, static_cast<int64_t>(i)).value_or(std::string_view());
+    if (utf8) {
+      std::optional<std::u32string> decoded = DecodeUtf8(texts[i]);
+      utf8 = decoded.has_value();
+      if (utf8) code_points[i] = *std::move(decoded);
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    width = std::max(width, utf8 ? code_points[i].size() : texts[i].size());
+  }
+  NpyStrings out{absl::StrFormat("%s%d", utf8 ? "<U" : "|S", width), {}};
+  out.data.assign(count * width * (utf8 ? 4 : 1), 0);
+  for (size_t i = 0; i < count; ++i) {
+    uint8_t* p = out.data.data() + i * width * (utf8 ? 4 : 1);
+    if (!utf8) {
+      std::memcpy(p, texts[i].data(), texts[i].size());
+      continue;
+    }
+    for (size_t k = 0; k < code_points[i].size(); ++k) {
+      for (int b = 0; b < 4; ++b) p[4 * k + b] = static_cast<uint8_t>(code_points[i][k] >> (8 * b));
+    }
+  }
+  return out;
+}
+
+// The descr SerializeNpy writes for `dtype` (strings aside). bf16 has no numpy descr; it
+// is widened to '<f4' (exact: every bfloat16 value is a float32).
 std::string_view DescrOf(DType dtype) {
   switch (dtype) {
     case DType::kF32: return "<f4";
@@ -237,7 +372,11 @@ std::string_view DescrOf(DType dtype) {
     case DType::kI32: return "<i4";
     case DType::kI64: return "<i8";
     case DType::kU8: return "|u1";
+    case DType::kU16: return "<u2";
+    case DType::kU32: return "<u4";
+    case DType::kU64: return "<u8";
     case DType::kBool: return "|b1";
+    case DType::kString: break;  // EncodeStrings
   }
   return "<f4";
 }
@@ -248,10 +387,11 @@ std::string ShapeRepr(absl::Span<const int64_t> shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
 }
 
-// The magic, version, length and padded dict numpy 1.24 writes for `array`.
-std::string EncodeHeader(const NDArrayObj& array) {
+// The magic, version, length and padded dict numpy 1.24 writes for `array`, whose
+// elements are of numpy type `descr`.
+std::string EncodeHeader(const NDArrayObj& array, std::string_view descr) {
   std::string dict = absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                                     DescrOf(array.dtype()), ShapeRepr(array.shape()));
+                                     descr, ShapeRepr(array.shape()));
   if (!array.shape().empty()) {
     const size_t digits = absl::StrCat(array.shape()[0]).size();
     dict.append(kGrowthDigits - std::min(digits, kGrowthDigits), ' ');
@@ -327,7 +467,9 @@ absl::StatusOr<NDArray> ParseNpy(absl::Span<const uint8_t> bytes,
         "fortran-order .npy is not supported: save with np.ascontiguousarray");
   }
   DYNVM_ASSIGN_OR_RETURN(int64_t count, ShapeNumElements(header.shape));
-  const size_t elem = DTypeSize(type.dtype);
+  const size_t elem = type.text_kind == 'U'   ? 4 * type.width
+                      : type.text_kind == 'S' ? type.width
+                                              : DTypeSize(type.dtype);
   size_t nbytes;
   const size_t available = bytes.size() - prefix - header_len;
   if (__builtin_mul_overflow(static_cast<uint64_t>(count), elem, &nbytes) || nbytes > available) {
@@ -337,7 +479,9 @@ absl::StatusOr<NDArray> ParseNpy(absl::Span<const uint8_t> bytes,
         available));
   }
   DYNVM_ASSIGN_OR_RETURN(NDArray array, NDArrayObj::Empty(header.shape, type.dtype, allocator));
-  if (nbytes > 0) {
+  if (type.text_kind != 0) {
+    DYNVM_RETURN_IF_ERROR(ReadStrings(bytes.data() + prefix + header_len, count, type, *array));
+  } else if (nbytes > 0) {
     CopyElements(bytes.data() + prefix + header_len, static_cast<uint8_t*>(array->data()),
                  static_cast<size_t>(count), elem, type.swap, type.dtype == DType::kBool);
   }
@@ -355,20 +499,33 @@ absl::StatusOr<NDArray> ReadNpyFile(const std::string& path,
   return array;
 }
 
+namespace {
+
+// The header and data bytes of `array` in .npy; `scratch` holds data made for it.
+std::pair<std::string, absl::Span<const uint8_t>> Encode(const NDArrayObj& array,
+                                                         std::vector<uint8_t>& scratch) {
+  if (array.dtype() == DType::kString) {
+    NpyStrings strings = EncodeStrings(array);
+    scratch = std::move(strings.data);
+    return {EncodeHeader(array, strings.descr), scratch};
+  }
+  return {EncodeHeader(array, DescrOf(array.dtype())), EncodeData(array, scratch)};
+}
+
+}  // namespace
+
 std::string SerializeNpy(const NDArray& array) {
   std::vector<uint8_t> scratch;
-  absl::Span<const uint8_t> data = EncodeData(*array, scratch);
-  std::string out = EncodeHeader(*array);
+  auto [out, data] = Encode(*array, scratch);
   out.append(reinterpret_cast<const char*>(data.data()), data.size());
   return out;
 }
 
 absl::Status WriteNpyFile(const std::string& path, const NDArray& array) {
   std::vector<uint8_t> scratch;
-  const std::string header = EncodeHeader(*array);
+  const auto [header, data] = Encode(*array, scratch);
   const absl::Span<const uint8_t> pieces[] = {
-      {reinterpret_cast<const uint8_t*>(header.data()), header.size()},
-      EncodeData(*array, scratch)};
+      {reinterpret_cast<const uint8_t*>(header.data()), header.size()}, data};
   return internal::WriteFile(path, pieces);
 }
 

@@ -2,8 +2,11 @@
 // interchange of the CLIs and of test goldens. See docs/file-format.md.
 //
 // C order only: a Fortran-order file (of rank 2 or more) is InvalidArgument, as is a
-// dtype we do not support (unsigned wider than a byte, complex, strings, objects,
-// structured arrays). Big-endian data is byte-swapped on read; bool bytes become 0/1. Written files are version 1.0 (2.0 if the header needs it) and load in numpy.
+// dtype we do not support (complex, objects, structured arrays). Big-endian data is
+// byte-swapped on read; bool bytes become 0/1. numpy's fixed-width strings ('S' bytes,
+// 'U' UTF-32) read as string tensors, trailing NULs dropped as numpy drops them; a
+// string tensor is written as '<U' when all its elements are UTF-8, else as '|S'.
+// Written files are version 1.0 (2.0 if the header needs it) and load in numpy.
 //
 //   DYNVM_ASSIGN_OR_RETURN(NDArray x, serializer::ReadNpyFile("x.npy", allocator));
 //   DYNVM_RETURN_IF_ERROR(serializer::WriteNpyFile("y.npy", y));

@@ -455,7 +455,11 @@ absl::StatusOr<DynvmValue> FromValue(const Value& value, size_t i) {
   if (value.is_int()) return dynvm_int_value(value.int_value());
   if (value.is_float()) return dynvm_float_value(value.float_value());
   if (value.is_bool()) return dynvm_bool_value(value.bool_value());
-  if (value.As<dynvm::NDArrayObj>() != nullptr) {
+  if (const auto* t = value.As<dynvm::NDArrayObj>()) {
+    if (t->dtype() == dynvm::DType::kString) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "result %d is a string tensor, which DLPack (and so the C API) cannot carry", i));
+    }
     return dynvm_tensor_value(dynvm::ToDLPack(value.AsRef<dynvm::NDArrayObj>()));
   }
   return absl::UnimplementedError(absl::StrFormat(

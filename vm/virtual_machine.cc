@@ -84,7 +84,10 @@ absl::StatusOr<bool> TensorTruthy(const Value& v, uint32_t reg) {
     case DType::kBool:
     case DType::kU8:
     case DType::kI8: return *static_cast<const uint8_t*>(p) != 0;
-    case DType::kI16: return *static_cast<const int16_t*>(p) != 0;
+    case DType::kI16:
+    case DType::kU16: return *static_cast<const uint16_t*>(p) != 0;
+    case DType::kU32: return *static_cast<const uint32_t*>(p) != 0;
+    case DType::kU64: return *static_cast<const uint64_t*>(p) != 0;
     case DType::kI32: return *static_cast<const int32_t*>(p) != 0;
     case DType::kI64: return *static_cast<const int64_t*>(p) != 0;
     case DType::kF32: return *static_cast<const float*>(p) != 0.0f;

@@ -28,7 +28,8 @@ constexpr std::pair<DType, std::string_view> kRelayNames[] = {
     {DType::kF32, "float32"}, {DType::kF64, "float64"}, {DType::kF16, "float16"},
     {DType::kBF16, "bfloat16"}, {DType::kI8, "int8"},   {DType::kI16, "int16"},
     {DType::kI32, "int32"},   {DType::kI64, "int64"},   {DType::kU8, "uint8"},
-    {DType::kBool, "bool"}};
+    {DType::kBool, "bool"},   {DType::kU16, "uint16"},  {DType::kU32, "uint32"},
+    {DType::kU64, "uint64"},  {DType::kString, "string"}};
 
 }  // namespace
 
@@ -45,7 +46,7 @@ absl::StatusOr<DType> ParseRelayDType(std::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown dtype '%s': expected one of float32, float64, float16, bfloat16, int8, int16, "
-      "int32, int64, uint8, bool",
+      "int32, int64, uint8, uint16, uint32, uint64, bool, string",
       name));
 }
 

@@ -84,7 +84,7 @@ class Type {
 };
 
 // Relay's dtype names: float32, float64, float16, bfloat16, int8, int16, int32, int64,
-// uint8, bool.
+// uint8, uint16, uint32, uint64, bool, string.
 std::string_view RelayDTypeName(DType dtype);
 // The dtype of a Relay dtype name; InvalidArgument naming the known ones otherwise.
 absl::StatusOr<DType> ParseRelayDType(std::string_view name);

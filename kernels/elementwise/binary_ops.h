@@ -29,7 +29,8 @@
 namespace dynvm::kernels::elementwise {
 
 inline constexpr DTypeSet kArithmetic = kF32 | kF64 | Bit(DType::kU8) | Bit(DType::kI8) |
-                                        Bit(DType::kI16) | kI32 | kI64;
+                                        Bit(DType::kI16) | kI32 | kI64 | Bit(DType::kU16) |
+                                        Bit(DType::kU32) | Bit(DType::kU64);
 inline constexpr DTypeSet kPowerDTypes = kF32 | kF64 | kI32 | kI64;
 
 // The unsigned type in which integer `T`'s wrapping arithmetic is done: its unsigned

@@ -90,15 +90,26 @@ inline float DoubleToFloatRoundToOdd(double v) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
 }
 
-// `v` narrowed to f32 rounding to odd (see DoubleToFloatRoundToOdd), exactly as
-// integers: an i64 through f64 would round twice.
-inline float IntToFloatRoundToOdd(int64_t v) {
-  const uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+// The magnitude `a` narrowed to f32 rounding to odd (see DoubleToFloatRoundToOdd),
+// exactly as an integer: a 64-bit integer through f64 would round twice.
+inline float MagnitudeToFloatRoundToOdd(uint64_t a) {
   const int shift = std::max(0, static_cast<int>(std::bit_width(a)) - 24);
   uint64_t kept = a >> shift;
   if ((a & ((uint64_t{1} << shift) - 1)) != 0) kept |= 1;
-  const float f = std::ldexp(static_cast<float>(kept), shift);  // exact: kept < 2^24
-  return v < 0 ? -f : f;
+  return std::ldexp(static_cast<float>(kept), shift);  // exact: kept < 2^24
+}
+
+// The integer `v` narrowed to f32 rounding to odd.
+template <typename I>
+float IntToFloatRoundToOdd(I v) {
+  static_assert(std::is_integral_v<I>);
+  if constexpr (std::is_signed_v<I>) {
+    const uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    const float f = MagnitudeToFloatRoundToOdd(a);
+    return v < 0 ? -f : f;
+  } else {
+    return MagnitudeToFloatRoundToOdd(v);
+  }
 }
 
 // A floating value truncated toward zero into the integer `I`, saturating; NaN gives 0.

@@ -44,6 +44,9 @@ constexpr DType DTypeOf() {
   if constexpr (std::is_same_v<T, int32_t>) return DType::kI32;
   if constexpr (std::is_same_v<T, int64_t>) return DType::kI64;
   if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
+  if constexpr (std::is_same_v<T, uint16_t>) return DType::kU16;
+  if constexpr (std::is_same_v<T, uint32_t>) return DType::kU32;
+  if constexpr (std::is_same_v<T, uint64_t>) return DType::kU64;
   if constexpr (std::is_same_v<T, Bool>) return DType::kBool;
 }
 
@@ -69,7 +72,14 @@ decltype(auto) VisitDType(DType dtype, Fn&& fn) {
       return fn(int64_t{});
     case DType::kU8:
       return fn(uint8_t{});
+    case DType::kU16:
+      return fn(uint16_t{});
+    case DType::kU32:
+      return fn(uint32_t{});
+    case DType::kU64:
+      return fn(uint64_t{});
     case DType::kBool:
+    case DType::kString:  // never reaches a kernel that visits (kernels/kernel.h)
       break;
   }
   return fn(Bool{});
@@ -83,7 +93,9 @@ inline constexpr DTypeSet kF64 = Bit(DType::kF64);
 inline constexpr DTypeSet kI32 = Bit(DType::kI32);
 inline constexpr DTypeSet kI64 = Bit(DType::kI64);
 inline constexpr DTypeSet kBool = Bit(DType::kBool);
-inline constexpr DTypeSet kAllDTypes = (DTypeSet{1} << kNumDTypes) - 1;
+// Every numeric dtype and bool: all but kString, which only string-aware kernels take.
+inline constexpr DTypeSet kAllDTypes =
+    ((DTypeSet{1} << kNumDTypes) - 1) & ~Bit(DType::kString);
 
 template <typename T>
 constexpr bool Contains(DTypeSet set) {

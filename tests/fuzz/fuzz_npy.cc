@@ -6,7 +6,24 @@
 
 #include "objects/allocator.h"
 #include "objects/ndarray.h"
+#include "objects/string_tensor.h"
 #include "serializer/npy.h"
+
+namespace {
+
+// Whether the tensors hold the same elements: the same bytes, or for string tensors
+// (whose bytes are pointers) the same texts.
+bool SameElements(const dynvm::NDArrayObj& a, const dynvm::NDArrayObj& b) {
+  if (a.dtype() != dynvm::DType::kString) return std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    const absl::StatusOr<std::string_view> x = dynvm::StringElement(a, i);
+    const absl::StatusOr<std::string_view> y = dynvm::StringElement(b, i);
+    if (!x.ok() || !y.ok() || *x != *y) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dynvm;
@@ -18,8 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<NDArray> again = serializer::ParseNpy(
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *allocator);
   if (!again.ok() || (*again)->dtype() != (*array)->dtype() ||
-      (*again)->shape() != (*array)->shape() ||
-      std::memcmp((*again)->data(), (*array)->data(), (*array)->nbytes()) != 0) {
+      (*again)->shape() != (*array)->shape() || !SameElements(**array, **again)) {
     __builtin_trap();  // what we write must read back as it was
   }
   return 0;

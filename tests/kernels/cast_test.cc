@@ -9,7 +9,8 @@
 //   -> bool: value != 0
 //
 // All results are exact: the comparison is equality (NaN with NaN). f16 and bf16 sources
-// are tested with all 65536 bit patterns.
+// are tested with all 65536 bit patterns. Casts to and from strings are tested on the
+// texts and errors string_convert.h states.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -19,9 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "base/status_macros.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
+#include "objects/string_tensor.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace dynvm::kernels {
@@ -33,7 +37,8 @@ using ::dynvm::kernels::testing::RunKernel;
 using LD = long double;
 
 constexpr DType kAll[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
-                          DType::kI16, DType::kI32, DType::kI64, DType::kU8,   DType::kBool};
+                          DType::kI16, DType::kI32, DType::kI64, DType::kU8,   DType::kU16,
+                          DType::kU32, DType::kU64, DType::kBool};
 
 bool IsFloating(DType d) {
   return d == DType::kF32 || d == DType::kF64 || d == DType::kF16 || d == DType::kBF16;
@@ -50,6 +55,12 @@ std::pair<LD, LD> IntRange(DType d) {
       return {-2147483648.0L, 2147483647.0L};
     case DType::kI64:
       return {-9223372036854775808.0L, 9223372036854775807.0L};
+    case DType::kU16:
+      return {0.0L, 65535.0L};
+    case DType::kU32:
+      return {0.0L, 4294967295.0L};
+    case DType::kU64:
+      return {0.0L, 18446744073709551615.0L};
     default:
       return {0.0L, 255.0L};  // u8
   }
@@ -73,10 +84,11 @@ LD Expected(LD v, DType from, DType to) {
       if (std::isnan(v)) return 0;
       return std::min(hi, std::max(lo, std::trunc(v)));
     }
-    const LD span = hi - lo + 1;  // 2^bits
-    LD w = std::fmod(v - lo, span);
+    // Modulo 2^bits in 128-bit integers: v - lo may need 65 bits (u64 to i8).
+    const auto span = static_cast<__int128>(hi) - static_cast<__int128>(lo) + 1;
+    __int128 w = (static_cast<__int128>(v) - static_cast<__int128>(lo)) % span;
     if (w < 0) w += span;
-    return w + lo;
+    return static_cast<LD>(w + static_cast<__int128>(lo));
   }
   switch (to) {
     case DType::kF32:
@@ -117,6 +129,15 @@ NDArray MakeTensor(DType dtype, const std::vector<LD>& values) {
         break;
       case DType::kU8:
         t->data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+        break;
+      case DType::kU16:
+        t->data_as<uint16_t>()[i] = static_cast<uint16_t>(v);
+        break;
+      case DType::kU32:
+        t->data_as<uint32_t>()[i] = static_cast<uint32_t>(v);
+        break;
+      case DType::kU64:
+        t->data_as<uint64_t>()[i] = static_cast<uint64_t>(v);
         break;
       case DType::kBool:
         t->data_as<uint8_t>()[i] = v != 0;
@@ -163,6 +184,7 @@ std::vector<LD> SourceValues(DType dtype, std::mt19937& rng) {
       65504,
       65519,
       65520,
+      65535,
       65536,
       2147483647,
       2147483648.0L,
@@ -177,6 +199,11 @@ std::vector<LD> SourceValues(DType dtype, std::mt19937& rng) {
       std::ldexp(1.0L, 53) + 1,
       9223372036854775807.0L,
       -9223372036854775808.0L,
+      9223372036854775808.0L,
+      4294967295.0L,
+      4294967296.0L,
+      18446744073709551615.0L,
+      std::ldexp(1.0L, 64) - std::ldexp(1.0L, 39) - 1,  // rounds twice through f64 to f32
       std::ldexp(1.0L, 63) - std::ldexp(1.0L, 10),
       1e-8L,
       6e-8L,
@@ -265,6 +292,109 @@ TEST(CastTest, EmptyAndScalar) {
       EXPECT_EQ((*y)[0]->data_as<int8_t>()[0], -7);
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Casts with string tensors (kernels/elementwise/string_convert.h).
+
+std::vector<std::string> Strings(const NDArrayObj& t) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < t.num_elements(); ++i) out.emplace_back(StringElement(t, i).value_or("?"));
+  return out;
+}
+
+absl::StatusOr<NDArray> CastTo(const NDArray& x, DType to) {
+  DYNVM_ASSIGN_OR_RETURN(std::vector<NDArray> y,
+                         RunKernel("cast", {{"dtype", std::string(DTypeName(to))}}, {x}, {to}));
+  return y[0];
+}
+
+TEST(CastStringTest, NumbersToText) {
+  // The shortest text that reads back to the same value, as numpy's str() of float32.
+  const NDArray f = MakeTensor(DType::kF32, {0.9767611L, 0.039187793L, 1e-5L, 1e20L, -0.0L, 3L});
+  f->data_as<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  absl::StatusOr<NDArray> s = CastTo(f, DType::kString);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Strings(**s), (std::vector<std::string>{"0.9767611", "0.039187793", "1e-05", "1e+20",
+                                                    "-0", "nan"}));
+  const NDArray i = MakeTensor(DType::kI64, {-9223372036854775808.0L, 42});
+  EXPECT_EQ(Strings(**CastTo(i, DType::kString)),
+            (std::vector<std::string>{"-9223372036854775808", "42"}));
+  const NDArray u = MakeTensor(DType::kU64, {18446744073709551615.0L});
+  EXPECT_EQ(Strings(**CastTo(u, DType::kString)), (std::vector<std::string>{"18446744073709551615"}));
+  const NDArray b = MakeTensor(DType::kBool, {1, 0});
+  EXPECT_EQ(Strings(**CastTo(b, DType::kString)), (std::vector<std::string>{"True", "False"}));
+}
+
+TEST(CastStringTest, TextToNumbers) {
+  const std::vector<std::string> text = {"0.47892547", "NaN", "INF", "+INF", "-inf", "-0", "1e-45"};
+  const NDArray s = *MakeStringTensor({7}, text, MakeNaiveAllocator());
+  absl::StatusOr<NDArray> f = CastTo(s, DType::kF32);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const float* p = (*f)->data_as<float>();
+  EXPECT_EQ(p[0], 0.47892547f);  // read as a float directly: rounded once
+  EXPECT_TRUE(std::isnan(p[1]));
+  EXPECT_EQ(p[2], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(p[3], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(p[4], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(p[5] == 0 && std::signbit(p[5]));
+  EXPECT_EQ(p[6], std::numeric_limits<float>::denorm_min());
+
+  const std::vector<std::string> ints = {"-128", "+127", "0"};
+  absl::StatusOr<NDArray> i8 = CastTo(*MakeStringTensor({3}, ints, MakeNaiveAllocator()), DType::kI8);
+  ASSERT_TRUE(i8.ok()) << i8.status();
+  EXPECT_EQ((*i8)->data_as<int8_t>()[0], -128);
+  EXPECT_EQ((*i8)->data_as<int8_t>()[1], 127);
+  const std::vector<std::string> bools = {"True", "false", "1"};
+  absl::StatusOr<NDArray> b = CastTo(*MakeStringTensor({3}, bools, MakeNaiveAllocator()), DType::kBool);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(std::vector<uint8_t>((*b)->data_as<uint8_t>(), (*b)->data_as<uint8_t>() + 3),
+            (std::vector<uint8_t>{1, 0, 1}));
+}
+
+TEST(CastStringTest, TextThatIsNotTheNumberIsAnError) {
+  const struct {
+    const char* text;
+    DType to;
+    const char* message;
+  } kCases[] = {
+      {"1.5", DType::kI32, "'1.5' is not an integer (i32)"},
+      {"128", DType::kI8, "'128' is out of the range of i8"},
+      {"-1", DType::kU8, "'-1' is not an integer (u8)"},
+      {"+-1", DType::kI32, "'+-1' is not an integer (i32)"},
+      {" 1", DType::kF32, "' 1' is not a number"},
+      {"1e39", DType::kF32, "'1e39' is out of the range of f32"},
+      {"", DType::kF64, "'' is not a number"},
+      {"yes", DType::kBool, "'yes' is not a bool"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    const std::vector<std::string> text = {"0", c.text};
+    absl::StatusOr<NDArray> y = CastTo(*MakeStringTensor({2}, text, MakeNaiveAllocator()), c.to);
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(y.status().message()), ::testing::HasSubstr("element 1: "));
+    EXPECT_THAT(std::string(y.status().message()), ::testing::HasSubstr(c.message));
+  }
+}
+
+TEST(CastStringTest, StringToStringCopiesIntoTheOutputsStorage) {
+  const std::vector<std::string> text = {"a", "bc"};
+  NDArray x = *MakeStringTensor({2}, text, MakeNaiveAllocator());
+  absl::StatusOr<NDArray> y = CastTo(x, DType::kString);
+  ASSERT_TRUE(y.ok()) << y.status();
+  x = NDArray();
+  EXPECT_EQ(Strings(**y), text);
+}
+
+TEST(CastStringTest, OtherKernelsRefuseStrings) {
+  const std::vector<std::string> text = {"1", "2"};
+  const NDArray s = *MakeStringTensor({2}, text, MakeNaiveAllocator());
+  absl::StatusOr<std::vector<NDArray>> y = RunKernel("add", {}, {s, s});
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(y.status().message()),
+              ::testing::HasSubstr("kernel 'add' does not take string tensors: argument 0"));
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ inline NDArray IndexVector(const std::vector<int64_t>& values, DType dtype) {
 // Every runtime dtype, to show that data movement is by element size.
 inline const DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
                                    DType::kI8,  DType::kI16, DType::kI32, DType::kI64,
-                                   DType::kU8,  DType::kBool};
+                                   DType::kU8,  DType::kU16, DType::kU32, DType::kU64,
+                                   DType::kBool};
 // One dtype of each element size.
 inline const DType kOnePerSize[] = {DType::kU8, DType::kF16, DType::kF32, DType::kI64};
 

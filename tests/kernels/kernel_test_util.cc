@@ -76,6 +76,15 @@ void SetElement(NDArrayObj& t, int64_t i, double v) {
       break;
     case DType::kI64: t.data_as<int64_t>()[i] = static_cast<int64_t>(v); break;
     case DType::kU8: t.data_as<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int64_t>(v)); break;
+    case DType::kU16:
+      t.data_as<uint16_t>()[i] = static_cast<uint16_t>(static_cast<int64_t>(v));
+      break;
+    case DType::kU32:
+      t.data_as<uint32_t>()[i] = static_cast<uint32_t>(static_cast<int64_t>(v));
+      break;
+    case DType::kU64:
+      t.data_as<uint64_t>()[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
+      break;
     case DType::kBool: t.data_as<uint8_t>()[i] = v != 0.0 ? 1 : 0; break;
   }
 }
@@ -131,6 +140,7 @@ NDArray RandomTensor(std::vector<int64_t> shape, DType dtype, std::mt19937& rng,
 
 long double ElementExact(const NDArrayObj& t, int64_t i) {
   if (t.dtype() == DType::kI64) return static_cast<long double>(t.data_as<int64_t>()[i]);
+  if (t.dtype() == DType::kU64) return static_cast<long double>(t.data_as<uint64_t>()[i]);
   return ElementAsDouble(t, i);  // exact for every other dtype
 }
 
@@ -158,6 +168,9 @@ double ElementAsDouble(const NDArrayObj& t, int64_t i) {
     case DType::kI64: return static_cast<double>(t.data_as<int64_t>()[i]);
     case DType::kU8:
     case DType::kBool: return t.data_as<uint8_t>()[i];
+    case DType::kU16: return t.data_as<uint16_t>()[i];
+    case DType::kU32: return t.data_as<uint32_t>()[i];
+    case DType::kU64: return static_cast<double>(t.data_as<uint64_t>()[i]);
   }
   return 0.0;
 }

@@ -29,6 +29,9 @@ const DTypeRow kRows[] = {
     {DType::kI8, "i8", "int8", 1, kDLInt},        {DType::kI16, "i16", "int16", 2, kDLInt},
     {DType::kI32, "i32", "int32", 4, kDLInt},     {DType::kI64, "i64", "int64", 8, kDLInt},
     {DType::kU8, "u8", "uint8", 1, kDLUInt},      {DType::kBool, "bool", "bool", 1, 6},
+    {DType::kU16, "u16", "uint16", 2, kDLUInt},   {DType::kU32, "u32", "uint32", 4, kDLUInt},
+    {DType::kU64, "u64", "uint64", 8, kDLUInt},
+    {DType::kString, "string", "string", sizeof(void*), kDLOpaqueHandle},
 };
 
 TEST(DTypeTest, TableCoversEveryDType) {
@@ -68,6 +71,7 @@ TEST(DTypeTest, IsValidDType) {
 
 TEST(DTypeTest, DLDataTypeRoundTrip) {
   for (const DTypeRow& row : kRows) {
+    if (row.dtype == DType::kString) continue;  // FromDLDataTypeRejects
     SCOPED_TRACE(row.name);
     DLDataType dl = ToDLDataType(row.dtype);
     EXPECT_EQ(dl.code, row.dl_code);
@@ -84,10 +88,11 @@ TEST(DTypeTest, FromDLDataTypeRejects) {
       {kDLFloat, 32, 4},   // vector lanes
       {kDLFloat, 8, 1},    // no 8-bit float
       {kDLInt, 128, 1},    // no 128-bit int
-      {kDLUInt, 16, 1},    // no u16
+      {kDLUInt, 128, 1},   // no u128
       {kDLBfloat, 32, 1},  // bfloat is 16 bits only
       {200, 32, 1},        // unknown code
       {kDLFloat, 32, 0},   // zero lanes
+      ToDLDataType(DType::kString),  // foreign pointers are no strings
   };
   for (const DLDataType& t : bad) {
     absl::StatusOr<DType> r = FromDLDataType(t);

@@ -453,8 +453,8 @@ TEST_F(FromDLPackRejectTest, BadDType) {
   ExpectRejected(dl, "unsupported DLPack dtype (code=2, bits=32, lanes=4)");
 }
 
-TEST_F(FromDLPackRejectTest, UnsignedSixteen) {
-  DLManagedTensor* dl = Producer::Make({4}, DLDataType{kDLUInt, 16, 1}, 8, &deleted_);
+TEST_F(FromDLPackRejectTest, OpaqueHandles) {
+  DLManagedTensor* dl = Producer::Make({4}, DLDataType{kDLOpaqueHandle, 64, 1}, 32, &deleted_);
   ExpectRejected(dl, "unsupported DLPack dtype");
 }
 
@@ -528,7 +528,8 @@ TEST_P(DLPackRoundTripTest, ExportThenImport) {
 INSTANTIATE_TEST_SUITE_P(AllDTypes, DLPackRoundTripTest,
                          ::testing::Values(DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
                                            DType::kI8, DType::kI16, DType::kI32, DType::kI64,
-                                           DType::kU8, DType::kBool),
+                                           DType::kU8, DType::kU16, DType::kU32, DType::kU64,
+                                           DType::kBool),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return std::string(DTypeName(info.param));
                          });

@@ -42,10 +42,12 @@ constexpr ErrorCase kCases[] = {
     {"UndefinedConstant", BODY("  load_const %0, c9"), "t.s:2:18: undefined constant 'c9'"},
     {"BadDTypeOperand", BODY("  alloc_tensor %0, %1, 0, f33, [2]"),
      "t.s:2:27: unknown dtype 'f33': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, "
-     "u8, bool (usage: alloc_tensor %dst, %src, int, dtype, [int, ...])"},
+     "u8, u16, u32, u64, bool, string (usage: alloc_tensor %dst, %src, int, dtype, [int, ...])"},
     {"BadDTypeInSignature", ".func @f(x: tensor float33[2])\n.end\n",
      "t.s:1:20: unknown dtype 'float33': expected one of f32, f64, f16, bf16, i8, i16, i32, "
-     "i64, u8, bool"},
+     "i64, u8, u16, u32, u64, bool, string"},
+    {"StringConstant", ".const c0 = tensor string[1] hex \"0000000000000000\"\n",
+     "t.s:1:20: a constant cannot be a string tensor"},
     {"BadType", ".func @f(x tensor)\n.end\n",
      "t.s:1:10: expected a type (any, tensor, int, float, bool or tuple), got 'x'"},
     {"TuplesTooDeep", ".func @f(x: tuple(tuple(tuple(tuple(tuple(tuple(tuple(tuple())))))))))\n.end\n",

@@ -273,6 +273,7 @@ TEST(AsmTest, TupleSignaturesRoundTrip) {
 TEST(AsmTest, ConstantsOfEveryKindAndDType) {
   vm::ExecutableSpec spec;
   for (int dtype = 0; dtype < kNumDTypes; ++dtype) {
+    if (static_cast<DType>(dtype) == DType::kString) continue;  // no constant is one
     spec.constants.push_back(Value(MakeTensor(static_cast<DType>(dtype), {2, 3})));
   }
   spec.constants.push_back(Value(MakeTensor(DType::kF32, {})));     // a scalar
@@ -282,9 +283,9 @@ TEST(AsmTest, ConstantsOfEveryKindAndDType) {
   spec.constants.push_back(Value::Bool(false));
   spec.constants.push_back(Value::Bool(true));
   const std::string text = ExpectRoundTrip(spec);
-  EXPECT_THAT(text, HasSubstr(".const c10 = tensor f32[] hex \"0b30557a\"\n"));
-  EXPECT_THAT(text, HasSubstr(".const c11 = tensor i8[0, 4] hex \"\"\n"));
-  EXPECT_THAT(text, HasSubstr(".const c12 = int -9223372036854775808\n"));
+  EXPECT_THAT(text, HasSubstr(".const c13 = tensor f32[] hex \"0b30557a\"\n"));
+  EXPECT_THAT(text, HasSubstr(".const c14 = tensor i8[0, 4] hex \"\"\n"));
+  EXPECT_THAT(text, HasSubstr(".const c15 = int -9223372036854775808\n"));
 }
 
 TEST(AsmTest, AttributesOfEveryKind) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -285,8 +286,9 @@ TEST(VerifierTest, InvokePackedArityMismatch) {
 }
 
 TEST(VerifierTest, InvalidDType) {
-  ExpectRejected(VerifyMain({Op(Opcode::kAllocTensor, {2, 0, 0, 10}, {1}), Op(Opcode::kRet, {2})}),
-                 {"function 'main'", "instruction 0 (alloc_tensor)", "invalid dtype 10"});
+  ExpectRejected(
+      VerifyMain({Op(Opcode::kAllocTensor, {2, 0, 0, kNumDTypes}, {1}), Op(Opcode::kRet, {2})}),
+      {"function 'main'", "instruction 0 (alloc_tensor)", absl::StrCat("invalid dtype ", kNumDTypes)});
   ExpectRejected(
       VerifyMain({Op(Opcode::kAllocTensorReg, {2, 0, 1, 255, 1}), Op(Opcode::kRet, {2})}),
       {"instruction 0 (alloc_tensor_reg)", "invalid dtype 255"});

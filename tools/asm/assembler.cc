@@ -465,6 +465,9 @@ absl::StatusOr<Value> Parser::ParseTensor() {
   if (!IsValidDType(static_cast<uint32_t>(dtype))) {
     return ErrorAt(loc, absl::StrFormat("invalid dtype %d", static_cast<int>(dtype)));
   }
+  if (dtype == DType::kString) {  // its elements would be pointers written as bytes
+    return ErrorAt(loc, "a constant cannot be a string tensor");
+  }
   std::vector<int64_t> shape;
   DYNVM_RETURN_IF_ERROR(ParseList("[", "]", [&]() -> absl::Status {
     DYNVM_ASSIGN_OR_RETURN(int64_t dim, ExpectInt("a dimension", 0, INT64_MAX));

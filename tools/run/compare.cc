@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "objects/ndarray.h"
+#include "objects/string_tensor.h"
 #include "tools/run/elements.h"
 #include "tools/run/value_printer.h"
 
@@ -45,7 +46,11 @@ std::optional<std::string> CompareTensors(const NDArrayObj& expected, const NDAr
   double max_diff = 0;
   for (int64_t i = 0; i < expected.num_elements(); ++i) {
     bool same;
-    if (is_float) {
+    if (expected.dtype() == DType::kString) {  // an invalid element matches nothing
+      const absl::StatusOr<std::string_view> e = StringElement(expected, i);
+      const absl::StatusOr<std::string_view> g = StringElement(got, i);
+      same = e.ok() && g.ok() && *e == *g;
+    } else if (is_float) {
       const double e = ElementAsDouble(expected, i), g = ElementAsDouble(got, i);
       same = Close(e, g, options);
       if (!same) max_diff = std::max(max_diff, std::fabs(g - e));  // NaN leaves it

@@ -3,6 +3,11 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <string_view>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm::tools {
 namespace {
@@ -86,6 +91,7 @@ double ElementAsDouble(const NDArrayObj& array, int64_t index) {
     case DType::kF64: return Load<double>(array, index);
     case DType::kF16: return F16ToDouble(Load<uint16_t>(array, index));
     case DType::kBF16: return BF16ToDouble(Load<uint16_t>(array, index));
+    case DType::kU64: return static_cast<double>(Load<uint64_t>(array, index));
     default: return static_cast<double>(ElementAsInt(array, index));
   }
 }
@@ -97,9 +103,23 @@ int64_t ElementAsInt(const NDArrayObj& array, int64_t index) {
     case DType::kI32: return Load<int32_t>(array, index);
     case DType::kI64: return Load<int64_t>(array, index);
     case DType::kU8: return Load<uint8_t>(array, index);
+    case DType::kU16: return Load<uint16_t>(array, index);
+    case DType::kU32: return Load<uint32_t>(array, index);
+    case DType::kU64: return static_cast<int64_t>(Load<uint64_t>(array, index));
     case DType::kBool: return Load<uint8_t>(array, index) != 0 ? 1 : 0;
     default: assert(false && "ElementAsInt of a float tensor"); return 0;
   }
+}
+
+std::string StringElementRepr(const NDArrayObj& array, int64_t index) {
+  const absl::StatusOr<std::string_view> s = StringElement(array, index);
+  if (!s.ok()) return "<invalid string>";
+  return absl::StrCat("'", absl::CHexEscape(absl::string_view(s->data(), s->size())), "'");
+}
+
+std::string IntElementText(const NDArrayObj& array, int64_t index) {
+  if (array.dtype() == DType::kU64) return std::to_string(Load<uint64_t>(array, index));
+  return std::to_string(ElementAsInt(array, index));
 }
 
 }  // namespace dynvm::tools

@@ -11,6 +11,7 @@
 #define DYNVM_TOOLS_RUN_ELEMENTS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "objects/dtype.h"
 #include "objects/ndarray.h"
@@ -30,11 +31,19 @@ double BF16ToDouble(uint16_t bits);
 // Whether `dtype` is f32, f64, f16 or bf16.
 bool IsFloatDType(DType dtype);
 
-// Element `index` of `array` as a double; exact for every dtype except i64 values
-// beyond 2^53. `index` must be below num_elements().
+// Element `index` of `array` as a double; exact for every dtype except i64 and u64
+// values beyond 2^53. `index` must be below num_elements().
 double ElementAsDouble(const NDArrayObj& array, int64_t index);
-// Element `index` of `array`, which must be of an integer or bool dtype.
+// Element `index` of `array`, which must be of an integer or bool dtype. A u64 element
+// beyond INT64_MAX comes back as its bits (negative): equal elements stay equal, but
+// text must come from IntElementText.
 int64_t ElementAsInt(const NDArrayObj& array, int64_t index);
+// Element `index` of an integer or bool `array` in decimal ("-3", "18446744073709551615").
+std::string IntElementText(const NDArrayObj& array, int64_t index);
+// Element `index` of a string `array` quoted as Python's repr quotes it, non-printable
+// bytes escaped ('it\'s', 'a\n'); an element the storage does not hold (see
+// objects/string_tensor.h) prints as <invalid string>.
+std::string StringElementRepr(const NDArrayObj& array, int64_t index);
 
 }  // namespace dynvm::tools
 

@@ -7,11 +7,13 @@
 #include <optional>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "objects/string_tensor.h"
 #include "serializer/npy.h"
 #include "tools/run/elements.h"
 
@@ -78,12 +80,17 @@ void Store(NDArrayObj& array, int64_t index, T value) {
 // Stores `text` as an integer of type `T`, or fails with why not.
 template <typename T>
 absl::Status StoreInt(NDArrayObj& array, int64_t index, std::string_view text) {
-  int64_t v = 0;
-  const std::errc ec = ParseNumber(text, v);
-  if (ec == std::errc() && v >= std::numeric_limits<T>::min() &&
-      v <= std::numeric_limits<T>::max()) {
-    Store<T>(array, index, static_cast<T>(v));
+  T v = 0;
+  std::errc ec = ParseNumber(text, v);
+  if (ec == std::errc()) {
+    Store<T>(array, index, v);
     return absl::OkStatus();
+  }
+  if (std::is_unsigned_v<T> && ec == std::errc::invalid_argument && text.starts_with('-')) {
+    uint64_t magnitude = 0;  // "-5" is a number, out of an unsigned type's range
+    if (ParseNumber(text.substr(1), magnitude) != std::errc::invalid_argument) {
+      ec = std::errc::result_out_of_range;
+    }
   }
   if (ec == std::errc::invalid_argument) return absl::InvalidArgumentError("not an integer");
   return absl::InvalidArgumentError(absl::StrFormat(
@@ -122,6 +129,10 @@ absl::Status StoreElement(NDArrayObj& array, int64_t index, std::string_view tex
     case DType::kI32: return StoreInt<int32_t>(array, index, text);
     case DType::kI64: return StoreInt<int64_t>(array, index, text);
     case DType::kU8: return StoreInt<uint8_t>(array, index, text);
+    case DType::kU16: return StoreInt<uint16_t>(array, index, text);
+    case DType::kU32: return StoreInt<uint32_t>(array, index, text);
+    case DType::kU64: return StoreInt<uint64_t>(array, index, text);
+    case DType::kString: SetStringElement(array, index, text); return absl::OkStatus();
     case DType::kBool: break;
   }
   std::optional<bool> b = ParseBool(text);

@@ -4,8 +4,10 @@
 // A value spec is one of:
 //   @x.npy                 a tensor read from a .npy file
 //   2x3xf32=1,2,3,4,5,6    an inline tensor: dims separated by 'x', a dtype short name
-//                          (f32 f64 f16 bf16 i8 i16 i32 i64 u8 bool), '=', the elements in
-//                          C order separated by commas or spaces ('[' and ']' are ignored)
+//                          (f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool string),
+//                          '=', the elements in C order separated by commas or spaces
+//                          ('[' and ']' are ignored; a string element is its text as
+//                          written, so it holds none of those)
 //   f32=3.5                a 0-d tensor;  0x3xf32= an empty one
 //   5  1.5  true           a scalar, for int, float and bool parameters
 // An input may name its parameter: NAME=<value spec>.

@@ -215,6 +215,9 @@ std::string FloatFormatter::operator()(int64_t index) const {
 
 ElementFormatter MakeElementFormatter(const NDArrayObj& array, absl::Span<const int64_t> shown) {
   if (IsFloatDType(array.dtype())) return FloatFormatter(array, shown);
+  if (array.dtype() == DType::kString) {
+    return [&array](int64_t i) { return StringElementRepr(array, i); };
+  }
   if (array.dtype() == DType::kBool) {
     const bool pad = array.ndim() > 0;  // numpy: " True" lines up with "False"
     return [&array, pad](int64_t i) -> std::string {
@@ -223,9 +226,9 @@ ElementFormatter MakeElementFormatter(const NDArrayObj& array, absl::Span<const 
     };
   }
   size_t width = 0;
-  for (int64_t i : shown) width = std::max(width, absl::StrCat(ElementAsInt(array, i)).size());
+  for (int64_t i : shown) width = std::max(width, IntElementText(array, i).size());
   return [&array, width](int64_t i) {
-    return absl::StrFormat("%*d", static_cast<int>(width), ElementAsInt(array, i));
+    return absl::StrFormat("%*s", static_cast<int>(width), IntElementText(array, i));
   };
 }
 
@@ -377,7 +380,8 @@ std::string FormatTensorData(const NDArrayObj& array, const PrintOptions& option
 std::string FormatElement(const NDArrayObj& array, int64_t index) {
   if (IsFloatDType(array.dtype())) return Repr(ElementAsDouble(array, index), array.dtype());
   if (array.dtype() == DType::kBool) return ElementAsInt(array, index) != 0 ? "True" : "False";
-  return absl::StrCat(ElementAsInt(array, index));
+  if (array.dtype() == DType::kString) return StringElementRepr(array, index);
+  return IntElementText(array, index);
 }
 
 std::string FormatFloat(double value) { return Repr(value, DType::kF64); }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "objects/string_tensor.h"
 #include "tools/run/elements.h"
 #include "tools/run/value_printer.h"
 
@@ -21,8 +23,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
-                                DType::kI16, DType::kI32, DType::kI64, DType::kU8,  DType::kBool};
+constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
+                                DType::kI8,  DType::kI16, DType::kI32, DType::kI64,
+                                DType::kU8,  DType::kU16, DType::kU32, DType::kU64,
+                                DType::kBool, DType::kString};
 
 // `text` as a JSON string, invalid UTF-8 replaced (names may come from the command line).
 std::string Quote(std::string_view text) {
@@ -170,6 +174,13 @@ absl::Status StoreElement(const json& item, NDArrayObj& array, int64_t index) {
     case DType::kI32: return StoreInt<int32_t>(item, array, index);
     case DType::kI64: return StoreInt<int64_t>(item, array, index);
     case DType::kU8: return StoreInt<uint8_t>(item, array, index);
+    case DType::kU16: return StoreInt<uint16_t>(item, array, index);
+    case DType::kU32: return StoreInt<uint32_t>(item, array, index);
+    case DType::kU64: return StoreInt<uint64_t>(item, array, index);
+    case DType::kString:
+      if (!item.is_string()) return absl::InvalidArgumentError("not a string");
+      SetStringElement(array, index, item.get_ref<const std::string&>());
+      return absl::OkStatus();
     default: return absl::InternalError(absl::StrFormat("unhandled dtype %s", DTypeName(dtype)));
   }
 }
@@ -211,6 +222,44 @@ struct BinaryCursor {
   size_t offset = 0;
 };
 
+// A BYTES tensor's `size` binary bytes at the cursor: per element, its length as 4
+// little-endian bytes, then its bytes.
+absl::StatusOr<NDArray> ParseBinaryStrings(std::string_view name, uint64_t size, const Shape& shape,
+                                           BinaryCursor& cursor,
+                                           const std::shared_ptr<Allocator>& allocator) {
+  const size_t left = cursor.bytes.size() - cursor.offset;
+  const auto count = static_cast<uint64_t>(*ShapeNumElements(shape));  // checked by TensorBytes
+  if (size > left || count > size / 4) {
+    return InputError(name, absl::StrFormat(
+        "binary_data_size %d does not fit: %d BYTES elements take at least %d bytes, and the "
+        "binary part has %d left at offset %d",
+        size, count, count * 4, left, cursor.offset));
+  }
+  DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty(shape, DType::kString, allocator));
+  const std::string_view bytes = cursor.bytes.substr(cursor.offset, size);
+  size_t at = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t length = 0;
+    if (bytes.size() - at < 4) {
+      return InputError(name, absl::StrFormat("BYTES element %d has no length: the data ends", i));
+    }
+    for (int b = 0; b < 4; ++b) length |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[at + b])) << (8 * b);
+    at += 4;
+    if (length > bytes.size() - at) {
+      return InputError(name, absl::StrFormat("BYTES element %d of %d bytes overruns binary_data_size %d",
+                                              i, length, size));
+    }
+    SetStringElement(*tensor, static_cast<int64_t>(i), bytes.substr(at, length));
+    at += length;
+  }
+  if (at != size) {
+    return InputError(name, absl::StrFormat("binary_data_size is %d but the %d BYTES elements take %d",
+                                            size, count, at));
+  }
+  cursor.offset += size;
+  return tensor;
+}
+
 absl::StatusOr<NDArray> ParseBinaryTensor(std::string_view name, const json& size_field,
                                           const Shape& shape, DType dtype, size_t nbytes,
                                           BinaryCursor& cursor,
@@ -219,6 +268,7 @@ absl::StatusOr<NDArray> ParseBinaryTensor(std::string_view name, const json& siz
     return InputError(name, "'binary_data_size' must be an integer >= 0");
   }
   const uint64_t size = size_field.get<uint64_t>();
+  if (dtype == DType::kString) return ParseBinaryStrings(name, size, shape, cursor, allocator);
   if (size != nbytes) {
     return InputError(name, absl::StrFormat("binary_data_size is %d but shape %s of %s takes %d bytes",
                                             size, ShapeToString(shape), KServeDatatype(dtype), nbytes));
@@ -365,8 +415,10 @@ void AppendJsonData(const NDArrayObj& array, std::string& out) {
     if (i > 0) out.push_back(',');
     if (dtype == DType::kBool) {
       out.append(array.data_as<uint8_t>()[i] != 0 ? "true" : "false");
+    } else if (dtype == DType::kString) {  // an element its storage does not hold: ""
+      out.append(Quote(StringElement(array, i).value_or(std::string_view())));
     } else if (!IsFloatDType(dtype)) {
-      out.append(buffer, std::to_chars(buffer, buffer + sizeof(buffer), ElementAsInt(array, i)).ptr);
+      out.append(IntElementText(array, i));
     } else if (const double v = ElementAsDouble(array, i); !std::isfinite(v)) {
       out.append("null");
     } else if (dtype == DType::kF32) {  // shortest text that reads back to the same float
@@ -378,6 +430,21 @@ void AppendJsonData(const NDArrayObj& array, std::string& out) {
     }
   }
   out.push_back(']');
+}
+
+// Appends the elements of `array` to `out` as binary data: their bytes, or for BYTES
+// each element's length (4 bytes, little-endian) and then its bytes.
+void AppendBinaryData(const NDArrayObj& array, std::string& out) {
+  if (array.dtype() != DType::kString) {
+    out.append(static_cast<const char*>(array.data()), array.nbytes());
+    return;
+  }
+  for (int64_t i = 0; i < array.num_elements(); ++i) {
+    const std::string_view s = StringElement(array, i).value_or(std::string_view());
+    const auto length = static_cast<uint32_t>(s.size());  // < 4 GiB: from a bounded request
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>(length >> (8 * b)));
+    out.append(s);
+  }
 }
 
 // A scalar output as the 0-d tensor the protocol can carry.
@@ -403,6 +470,10 @@ std::string_view KServeDatatype(DType dtype) {
     case DType::kI32: return "INT32";
     case DType::kI64: return "INT64";
     case DType::kU8: return "UINT8";
+    case DType::kU16: return "UINT16";
+    case DType::kU32: return "UINT32";
+    case DType::kU64: return "UINT64";
+    case DType::kString: return "BYTES";
     case DType::kBool: return "BOOL";
   }
   return "UNKNOWN";
@@ -468,8 +539,9 @@ absl::StatusOr<EncodedResponse> EncodeInferResponse(std::string_view model_name,
                           Quote(output.name), KServeDatatype(tensor->dtype()),
                           absl::StrJoin(tensor->shape(), ","));
     if (output.binary) {
-      absl::StrAppend(&out, R"(,"parameters":{"binary_data_size":)", tensor->nbytes(), "}}");
-      binary.append(static_cast<const char*>(tensor->data()), tensor->nbytes());
+      const size_t start = binary.size();
+      AppendBinaryData(*tensor, binary);
+      absl::StrAppend(&out, R"(,"parameters":{"binary_data_size":)", binary.size() - start, "}}");
     } else {
       out.append(R"(,"data":)");
       AppendJsonData(*tensor, out);

@@ -6,7 +6,9 @@
 // bytes after the JSON (`parameters.binary_data_size`, the JSON's length in the HTTP
 // header Inference-Header-Content-Length). Before a tensor is allocated, its shape's
 // element count and byte size are checked for overflow and against the data actually
-// present: the JSON elements, or binary bytes inside the body.
+// present: the JSON elements, or binary bytes inside the body. BYTES tensors (string
+// tensors, objects/string_tensor.h) carry JSON strings, or in binary each element's
+// length as 4 little-endian bytes followed by its bytes, as Triton's extension says.
 //
 // Memory: the JSON part is parsed into an nlohmann::json tree before any of this, and
 // the tree is larger than its text. Measured on nlohmann-json 3.11.2 (glibc, counting

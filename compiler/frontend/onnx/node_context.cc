@@ -87,23 +87,16 @@ absl::StatusOr<std::vector<int64_t>> NodeContext::ConstantInts(int i) const {
 
 absl::StatusOr<double> NodeContext::ConstantScalar(int i) const {
   DYNVM_ASSIGN_OR_RETURN(const OnnxValue v, Input(i));
-  if (!v.expr.is(ExprKind::kConstant) || v.expr.value()->num_elements() != 1) {
-    return Unimplemented(absl::StrFormat("input %d ('%s') must be a constant scalar", i, node_.input(i)));
+  if (!v.expr.is(ExprKind::kConstant) || v.expr.value()->num_elements() != 1 ||
+      v.expr.value()->dtype() == DType::kString) {
+    return Unimplemented(absl::StrFormat("input %d ('%s') must be a constant numeric scalar", i,
+                                         node_.input(i)));
   }
   const NDArray& t = v.expr.value();
-  switch (t->dtype()) {
-    case DType::kF32: return *t->data_as<float>();
-    case DType::kF64: return *t->data_as<double>();
-    case DType::kI32: return *t->data_as<int32_t>();
-    case DType::kI64: return static_cast<double>(*t->data_as<int64_t>());
-    case DType::kI8: return *t->data_as<int8_t>();
-    case DType::kI16: return *t->data_as<int16_t>();
-    case DType::kU8: return *t->data_as<uint8_t>();
-    case DType::kBool: return *t->data_as<uint8_t>() != 0 ? 1.0 : 0.0;
-    default:
-      return Unimplemented(absl::StrFormat("input %d: a %s scalar is not supported here", i,
-                                           RelayDTypeName(t->dtype())));
-  }
+  return kernels::elementwise::VisitDType(t->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return kernels::elementwise::Convert<double>(*t->data_as<T>());
+  });
 }
 
 bool NodeContext::HasAttr(std::string_view name) const { return FindAttr(node_, name) != nullptr; }
@@ -242,23 +235,16 @@ OnnxValue NodeContext::ConstantI64(const std::vector<int64_t>& values, bool scal
 }
 
 absl::StatusOr<OnnxValue> NodeContext::ConstantScalarOf(DType dtype, double value) {
+  if (dtype == DType::kString) {
+    return absl::UnimplementedError("a numeric scalar constant of dtype string");
+  }
   DYNVM_ASSIGN_OR_RETURN(NDArray t, NDArrayObj::Empty({}, dtype, MakeNaiveAllocator()));
   // The kernels' conversion rules (an integer saturates, NaN becomes 0), never a cast
   // out of range.
-  using kernels::elementwise::Convert;
-  switch (dtype) {
-    case DType::kF32: *t->data_as<float>() = Convert<float>(value); break;
-    case DType::kF64: *t->data_as<double>() = value; break;
-    case DType::kI32: *t->data_as<int32_t>() = Convert<int32_t>(value); break;
-    case DType::kI64: *t->data_as<int64_t>() = Convert<int64_t>(value); break;
-    case DType::kI8: *t->data_as<int8_t>() = Convert<int8_t>(value); break;
-    case DType::kI16: *t->data_as<int16_t>() = Convert<int16_t>(value); break;
-    case DType::kU8: *t->data_as<uint8_t>() = Convert<uint8_t>(value); break;
-    case DType::kBool: *t->data_as<uint8_t>() = value != 0.0; break;
-    default:
-      return absl::UnimplementedError(
-          absl::StrFormat("a %s scalar constant is not supported", RelayDTypeName(dtype)));
-  }
+  kernels::elementwise::VisitDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    *t->data_as<T>() = kernels::elementwise::Convert<T>(value);
+  });
   return Constant(std::move(t));
 }
 

@@ -3,8 +3,9 @@
 //   - raw_data holds the elements little-endian in C order ("fixed-width, little-endian
 //     order"); bool is one byte per element;
 //   - each type has one typed field: float_data for FLOAT, double_data for DOUBLE,
-//     int64_data for INT64, int32_data for INT32, INT16, INT8, UINT8, BOOL, FLOAT16 and
-//     BFLOAT16 (the last two as their uint16 bit patterns);
+//     int64_data for INT64, uint64_data for UINT32 and UINT64, int32_data for INT32,
+//     INT16, INT8, UINT16, UINT8, BOOL, FLOAT16 and BFLOAT16 (the last two as their
+//     uint16 bit patterns);
 //   - data_location EXTERNAL reads the bytes from a file named by the external_data
 //     entries `location`, `offset` and `length` (`checksum` is allowed and ignored).
 // Segments (`segment`) split one tensor across messages; nothing in the ONNX tool chain
@@ -32,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "objects/allocator.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm::compiler::onnx_frontend {
 namespace {
@@ -51,7 +53,9 @@ constexpr DTypeEntry kDTypes[] = {
     {TensorProto::FLOAT16, DType::kF16}, {TensorProto::BFLOAT16, DType::kBF16},
     {TensorProto::INT8, DType::kI8},     {TensorProto::INT16, DType::kI16},
     {TensorProto::INT32, DType::kI32},   {TensorProto::INT64, DType::kI64},
-    {TensorProto::UINT8, DType::kU8},    {TensorProto::BOOL, DType::kBool},
+    {TensorProto::UINT8, DType::kU8},    {TensorProto::UINT16, DType::kU16},
+    {TensorProto::UINT32, DType::kU32},  {TensorProto::UINT64, DType::kU64},
+    {TensorProto::BOOL, DType::kBool},   {TensorProto::STRING, DType::kString},
 };
 
 std::string OnnxTypeName(int32_t elem_type) {
@@ -252,6 +256,11 @@ std::string_view TypedFieldFor(DType dtype) {
       return "double_data";
     case DType::kI64:
       return "int64_data";
+    case DType::kU32:
+    case DType::kU64:
+      return "uint64_data";
+    case DType::kString:
+      return "string_data";
     default:
       return "int32_data";
   }
@@ -298,6 +307,7 @@ std::pair<int64_t, int64_t> Int32DataRange(DType dtype) {
       return {0, std::numeric_limits<uint8_t>::max()};
     case DType::kBool:
       return {0, 1};
+    case DType::kU16:
     case DType::kF16:
     case DType::kBF16:  // the uint16 bit pattern
       return {0, std::numeric_limits<uint16_t>::max()};
@@ -332,6 +342,41 @@ absl::Status CopyInt32Data(const TensorProto& t, const NDArray& array) {
   return absl::OkStatus();
 }
 
+// Copies uint64_data into the u32 tensor `array`, each value checked.
+absl::Status CopyUint64DataToU32(const TensorProto& t, const NDArray& array) {
+  const google::protobuf::RepeatedField<uint64_t>& field = t.uint64_data();
+  uint32_t* out = array->data_as<uint32_t>();
+  for (int i = 0; i < field.size(); ++i) {
+    if (field[i] > std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: uint64_data[%d] = %d is out of range for UINT32: expected [0, %d]",
+                          Label(t), i, field[i], std::numeric_limits<uint32_t>::max()));
+    }
+    out[i] = static_cast<uint32_t>(field[i]);
+  }
+  return absl::OkStatus();
+}
+
+// The STRING tensor `t` of `shape` (`count` elements, data in `sources`): its elements
+// are in string_data, one per element, and nowhere else.
+absl::StatusOr<NDArray> StringTensorFromProto(const TensorProto& t, const Shape& shape,
+                                              int64_t count,
+                                              const std::vector<std::string_view>& sources) {
+  if (!sources.empty() && (sources.size() > 1 || sources[0] != "string_data")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s of type STRING has %s: expected its elements in string_data", Label(t),
+        absl::StrJoin(sources, " and ",
+                      [](std::string* out, std::string_view s) { out->append(s); })));
+  }
+  if (t.string_data_size() != count) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: string_data has %d elements, STRING %s needs %d", Label(t),
+                        t.string_data_size(), ShapeToString(shape), count));
+  }
+  const std::vector<std::string> values(t.string_data().begin(), t.string_data().end());
+  return MakeStringTensor(shape, values, MakeNaiveAllocator());
+}
+
 // Makes every byte of the bool tensor `array` 0 or 1, as kernels assume; raw bytes may
 // hold any non-zero value for true.
 void NormaliseBools(const NDArray& array) {
@@ -345,6 +390,7 @@ int64_t ElementsIn(const TensorProto& t, std::string_view source) {
   if (source == "int32_data") return t.int32_data_size();
   if (source == "int64_data") return t.int64_data_size();
   if (source == "double_data") return t.double_data_size();
+  if (source == "uint64_data") return t.uint64_data_size();
   return 0;
 }
 
@@ -352,10 +398,12 @@ int64_t ElementsIn(const TensorProto& t, std::string_view source) {
 // checked) into `array`.
 absl::Status CopyTypedData(const TensorProto& t, std::string_view source, const NDArray& array) {
   if (source == "int32_data") return CopyInt32Data(t, array);
+  if (source == "uint64_data" && array->dtype() == DType::kU32) return CopyUint64DataToU32(t, array);
   const void* src = nullptr;
   if (source == "float_data") src = t.float_data().data();
   if (source == "int64_data") src = t.int64_data().data();
   if (source == "double_data") src = t.double_data().data();
+  if (source == "uint64_data") src = t.uint64_data().data();
   std::memcpy(array->data(), src, array->nbytes());
   return absl::OkStatus();
 }
@@ -379,13 +427,30 @@ absl::Status Fill(const TensorProto& t, std::string_view source,
 
 }  // namespace
 
+absl::Status ReadProtoFile(const std::string& path, std::string_view kind,
+                           google::protobuf::MessageLite& message) {
+  DYNVM_ASSIGN_OR_RETURN(const InputFile file, InputFile::Open(path));
+  if (file.size() > kMaxTensorProtoFileBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("'%s' has %d bytes: a %s file may have at most %d", path, file.size(),
+                        kind, kMaxTensorProtoFileBytes));
+  }
+  std::string bytes(static_cast<size_t>(file.size()), '\0');
+  DYNVM_RETURN_IF_ERROR(file.ReadAt(0, bytes.size(), bytes.data()));
+  if (!message.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' is not a serialized onnx %s: protobuf parsing failed", path, kind));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DType> DTypeFromOnnx(int32_t elem_type) {
   for (const DTypeEntry& entry : kDTypes) {
     if (entry.onnx == elem_type) return entry.dtype;
   }
   std::vector<std::string> supported;
   for (const DTypeEntry& entry : kDTypes) supported.push_back(OnnxTypeName(entry.onnx));
-  // A type ONNX defines (STRING, UINT16...) is valid but unsupported; UNDEFINED or a
+  // A type ONNX defines (COMPLEX64, FLOAT8...) is valid but unsupported; UNDEFINED or a
   // number ONNX does not define is invalid.
   const bool defined = elem_type != onnx::TensorProto::UNDEFINED &&
                        onnx::TensorProto::DataType_IsValid(elem_type);
@@ -427,6 +492,7 @@ absl::StatusOr<NDArray> TensorFromProto(const TensorProto& t, const std::string&
         absl::StrJoin(sources, " and ",
                       [](std::string* out, std::string_view s) { out->append(s); })));
   }
+  if (*dtype == DType::kString) return StringTensorFromProto(t, shape, *count, sources);
   const std::string_view typed = TypedFieldFor(*dtype);
   if (sources.empty()) {
     if (*count == 0) return NDArrayObj::Empty(shape, *dtype, MakeNaiveAllocator());
@@ -461,19 +527,8 @@ absl::StatusOr<NDArray> TensorFromProto(const TensorProto& t, const std::string&
 
 absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path,
                                             std::optional<int32_t> declared_elem_type) {
-  DYNVM_ASSIGN_OR_RETURN(const InputFile file, InputFile::Open(path));
-  if (file.size() > kMaxTensorProtoFileBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("'%s' has %d bytes: a TensorProto file may have at most %d", path,
-                        file.size(), kMaxTensorProtoFileBytes));
-  }
-  std::string bytes(static_cast<size_t>(file.size()), '\0');
-  DYNVM_RETURN_IF_ERROR(file.ReadAt(0, bytes.size(), bytes.data()));
   TensorProto t;
-  if (!t.ParseFromString(bytes)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' is not a serialized onnx TensorProto: protobuf parsing failed", path));
-  }
+  DYNVM_RETURN_IF_ERROR(ReadProtoFile(path, "TensorProto", t));
   // Both types keep their elements in int32_data or as 2-byte raw_data.
   if (declared_elem_type == TensorProto::BFLOAT16 && t.data_type() == TensorProto::UINT16) {
     t.set_data_type(TensorProto::BFLOAT16);
@@ -483,5 +538,6 @@ absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path,
   if (!array.ok()) return Prefixed(path, array.status());
   return array;
 }
+
 
 }  // namespace dynvm::compiler::onnx_frontend

@@ -17,7 +17,12 @@
 #include <optional>
 #include <string>
 
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "google/protobuf/message_lite.h"
 #include "objects/dtype.h"
 #include "objects/ndarray.h"
 #include "onnx/onnx_pb.h"
@@ -29,8 +34,9 @@ namespace dynvm::compiler::onnx_frontend {
 inline constexpr int64_t kMaxTensorProtoFileBytes = (int64_t{1} << 31) - 1;
 
 // Our dtype for ONNX's TensorProto.DataType `elem_type`: FLOAT f32, DOUBLE f64, FLOAT16
-// f16, BFLOAT16 bf16, INT8 i8, INT16 i16, INT32 i32, INT64 i64, UINT8 u8, BOOL bool.
-// Any other type ONNX defines (STRING, UINT16/32/64, COMPLEX64/128) is Unimplemented,
+// f16, BFLOAT16 bf16, INT8 i8, INT16 i16, INT32 i32, INT64 i64, UINT8 u8, UINT16 u16,
+// UINT32 u32, UINT64 u64, BOOL bool.
+// Any other type ONNX defines (STRING, COMPLEX64/128) is Unimplemented,
 // and UNDEFINED or a number ONNX does not define InvalidArgument, naming it and listing
 // the supported types.
 absl::StatusOr<DType> DTypeFromOnnx(int32_t elem_type);
@@ -39,8 +45,9 @@ absl::StatusOr<DType> DTypeFromOnnx(int32_t elem_type);
 // exactly one of:
 //   - raw_data: the elements' little-endian bytes (bool bytes are normalised to 0/1);
 //   - the typed field ONNX prescribes for the type: float_data (FLOAT), double_data
-//     (DOUBLE), int64_data (INT64), int32_data (INT32, and INT8, INT16, UINT8, BOOL,
-//     and the bit patterns of FLOAT16 and BFLOAT16, each value checked to fit);
+//     (DOUBLE), int64_data (INT64), uint64_data (UINT64, and UINT32 checked to fit),
+//     int32_data (INT32, and INT8, INT16, UINT8, UINT16, BOOL, and the bit patterns of
+//     FLOAT16 and BFLOAT16, each value checked to fit);
 //   - external data (data_location EXTERNAL): the bytes at `offset` (default 0) of the
 //     file `location`, a relative path resolved against `base_dir`, `length` of them
 //     (default: to the end of the file). An absolute location, one that leaves
@@ -65,6 +72,12 @@ absl::StatusOr<NDArray> TensorFromProto(const onnx::TensorProto& t, const std::s
 // own test data stores bfloat16 so, numpy having no bfloat16) and is read as bf16.
 absl::StatusOr<NDArray> ReadTensorProtoFile(const std::string& path,
                                             std::optional<int32_t> declared_elem_type = std::nullopt);
+
+// Reads the file at `path` and parses it as `message`, a serialized `kind` ("TensorProto",
+// "SequenceProto", ...): the test data sets' values that are not tensors. Errors as
+// ReadTensorProtoFile's.
+absl::Status ReadProtoFile(const std::string& path, std::string_view kind,
+                           google::protobuf::MessageLite& message);
 
 }  // namespace dynvm::compiler::onnx_frontend
 

@@ -43,6 +43,14 @@ absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,
   if (!t.is_tensor()) {
     return OpError(call, absl::StrFormat("%s must be a tensor, got %s", what, t.ToString()));
   }
+  if (t.dtype() == DType::kString) {  // only the kernels made for them take strings
+    const kernels::KernelDef* def = kernels::DefaultRegistry().Find(call.op);
+    if (def == nullptr || !def->takes_strings) {
+      return OpError(call, absl::StrFormat("%s is a string tensor: %s takes none (only cast "
+                                           "converts strings)",
+                                           what, call.op));
+    }
+  }
   if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) {
     const std::string expected = absl::StrJoin(dtypes, " or ", [](std::string* out, DType d) {
       out->append(std::string(RelayDTypeName(d)));

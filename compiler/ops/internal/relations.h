@@ -16,7 +16,8 @@
 
 namespace dynvm::compiler::internal {
 
-// Argument `i` of the call, which must be a tensor (of one of `dtypes`, if given).
+// Argument `i` of the call, which must be a tensor (of one of `dtypes`, if given). A
+// string tensor only where the op's kernel takes strings (KernelDef::takes_strings).
 absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,
                                absl::Span<const DType> dtypes = {});
 // "[n, 768]".

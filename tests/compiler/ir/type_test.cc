@@ -89,15 +89,15 @@ TEST(TypeTest, SubstituteDims) {
 }
 
 TEST(TypeTest, RelayDTypeNames) {
-  for (const DType d : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
-                        DType::kI16, DType::kI32, DType::kI64, DType::kU8, DType::kBool}) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto d = static_cast<DType>(i);
     absl::StatusOr<DType> parsed = ParseRelayDType(RelayDTypeName(d));
     ASSERT_TRUE(parsed.ok()) << RelayDTypeName(d);
     EXPECT_EQ(*parsed, d);
   }
   EXPECT_EQ(ParseRelayDType("f32").status().message(),
             "unknown dtype 'f32': expected one of float32, float64, float16, bfloat16, int8, "
-            "int16, int32, int64, uint8, bool");
+            "int16, int32, int64, uint8, uint16, uint32, uint64, bool, string");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@ Values are small formulas the test recomputes:
   floats: arange(6) * 0.5 - 1   -> -1, -0.5, 0, 0.5, 1, 1.5 (exact in f16/f32/f64)
   ints:   arange(6) - 2         -> -2 .. 3
   uint8:  arange(6) + 250       -> 250 .. 255
+  uint16/32/64: 2**bits - 6 + arange(6) -> the six largest values
   bool:   arange(6) % 3 == 0    -> T F F T F F
+  str:    ["", "a", "bc", "dé", "€", "😀"] as '<U' (UTF-32) and their UTF-8 as '|S' 
 """
 import os
 
@@ -37,6 +39,13 @@ def main():
     for descr in ["|i1", "<i2", "<i4", "<i8"]:
         save(f"{descr[1:]}_2x3.npy", (base - 2).astype(descr).reshape(2, 3))
     save("u1_2x3.npy", (base + 250).astype("|u1").reshape(2, 3))
+    for descr, bits in [("<u2", 16), ("<u4", 32), ("<u8", 64)]:
+        top = np.array([2**bits - 6 + i for i in range(6)], dtype=descr)
+        save(f"{descr[1:]}_2x3.npy", top.reshape(2, 3))
+    texts = ["", "a", "bc", "d\u00e9", "\u20ac", "\U0001f600"]
+    save("U_2x3.npy", np.array(texts).reshape(2, 3))
+    save("S_2x3.npy", np.array([t.encode("utf-8") for t in texts]).reshape(2, 3))
+    save("be_U_2x3.npy", np.array(texts).astype(">U1").reshape(2, 3).astype(">U2"))
     save("b1_2x3.npy", (base % 3 == 0).reshape(2, 3))
 
     # Shapes: 0-d, 1-d (a 1-tuple in the header), zero-size, rank 4.
@@ -56,7 +65,6 @@ def main():
 
     # What the reader refuses.
     save("fortran_2x3.npy", np.asfortranarray(floats.astype("<f4").reshape(2, 3)))
-    save("u4_2x3.npy", base.astype("<u4").reshape(2, 3))
     save("c8_2x3.npy", floats.astype("<c8").reshape(2, 3))
     save("structured.npy", np.zeros(3, dtype=[("a", "<i4"), ("b", "<f4")]))
 

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "objects/string_tensor.h"
 #include "tools/run/compare.h"
 #include "tools/run/input_parser.h"
 
@@ -45,6 +46,9 @@ std::vector<DTypeCase> Cases() {
       {DType::kI64, "2x2xi64=-9223372036854775808,9223372036854775807,0,5",
        "[-9223372036854775808,9223372036854775807,0,5]"},
       {DType::kU8, "2x2xu8=0,255,1,5", "[0,255,1,5]"},
+      {DType::kU16, "2x2xu16=0,65535,1,5", "[0,65535,1,5]"},
+      {DType::kU32, "2x2xu32=0,4294967295,1,5", "[0,4294967295,1,5]"},
+      {DType::kU64, "2x2xu64=0,18446744073709551615,1,5", "[0,18446744073709551615,1,5]"},
       {DType::kBool, "2x2xbool=true,false,false,true", "[true,false,false,true]"},
   };
 }
@@ -256,8 +260,9 @@ TEST(InferenceProtocolTest, BadRequestsAreRefusedWithAMessage) {
       {R"({"id":5,"inputs":[]})", "'id' must be a string"},
       {R"({"inputs":[5]})", "inputs[0] is not an object"},
       {R"({"inputs":[{"datatype":"FP32","shape":[1],"data":[1]}]})", "no 'name'"},
-      {OneInput("UINT32", "[1]", "[1]"), "unsupported datatype 'UINT32'"},
-      {OneInput("BYTES", "[1]", "[\"a\"]"), "unsupported datatype 'BYTES'"},
+      {OneInput("COMPLEX64", "[1]", "[1]"), "unsupported datatype 'COMPLEX64'"},
+      {OneInput("BYTES", "[2]", "[\"a\", 1]"), "element 1 (1) of BYTES data: not a string"},
+      {OneInput("UINT64", "[1]", "[-1]"), "out of range [0, 18446744073709551615]"},
       {OneInput("FP32", "[-1]", "[]"), "bad dim -1"},
       {OneInput("FP32", "[1.5]", "[]"), "bad dim 1.5"},
       {OneInput("FP32", "3", "[]"), "'shape' must be an array"},
@@ -343,6 +348,50 @@ TEST(InferenceProtocolTest, BinaryBoolsAreNormalized) {
   EXPECT_EQ(p[0], 0);
   EXPECT_EQ(p[1], 1);
   EXPECT_EQ(p[2], 1);
+}
+
+// String tensors are BYTES: JSON strings, or in binary each element's length (4 bytes,
+// little-endian) and then its bytes.
+TEST(InferenceProtocolTest, BytesRoundTripThroughJsonAndBinaryData) {
+  const std::vector<std::string> texts = {"", "a", "caf\xc3\xa9", std::string("n\0ul", 4)};
+  const NDArray expected = *MakeStringTensor({2, 2}, texts, TestAllocator());
+  for (const bool binary : {false, true}) {
+    SCOPED_TRACE(binary ? "binary" : "json");
+    absl::StatusOr<EncodedResponse> response =
+        EncodeInferResponse("m", "", {{InferOutput{"y", Value(expected), binary}}});
+    ASSERT_TRUE(response.ok()) << response.status();
+    const size_t length = response->json_length.value_or(response->body.size());
+    const json root = json::parse(response->body.substr(0, length));
+    EXPECT_EQ(root["outputs"][0]["datatype"], "BYTES");
+    if (binary) {
+      EXPECT_EQ(root["outputs"][0]["parameters"]["binary_data_size"], 4 * 4 + 0 + 1 + 5 + 4);
+      EXPECT_EQ(response->body.substr(length, 9), std::string("\0\0\0\0\x01\0\0\0a", 9));
+    } else {
+      EXPECT_EQ(root["outputs"][0]["data"][2], "caf\xc3\xa9");
+    }
+    const std::vector<InferInput> back = ReadBack(*response);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(CompareValue(Value(expected), Value(back[0].tensor)), std::nullopt);
+  }
+}
+
+TEST(InferenceProtocolTest, BinaryBytesMustBeWhole) {
+  const std::vector<BadCase> cases = {
+      // Two elements need at least 8 bytes of lengths.
+      {"\x01\0\0\0a", "BYTES elements take at least 8 bytes"},
+      // The second length runs past binary_data_size.
+      {std::string("\x01\0\0\0a\x09\0\0\0bc", 11), "BYTES element 1 of 9 bytes overruns"},
+      // Bytes left over after the last element.
+      {std::string("\0\0\0\0\0\0\0\0zz", 10), "but the 2 BYTES elements take 8"},
+  };
+  for (const BadCase& c : cases) {
+    const std::string header = absl::StrFormat(
+        R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[2],"parameters":{"binary_data_size":%d}}]})",
+        c.body.size());
+    absl::StatusOr<InferRequest> request = Parse(header + c.body, header.size());
+    ASSERT_FALSE(request.ok()) << c.message;
+    EXPECT_THAT(std::string(request.status().message()), HasSubstr(c.message));
+  }
 }
 
 TEST(InferenceProtocolTest, DatatypeNames) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm::compiler::onnx_frontend {
 namespace {
@@ -90,6 +92,8 @@ TEST(DTypeFromOnnxTest, MapsEverySupportedType) {
       {TensorProto::INT8, DType::kI8},     {TensorProto::INT16, DType::kI16},
       {TensorProto::INT32, DType::kI32},   {TensorProto::INT64, DType::kI64},
       {TensorProto::UINT8, DType::kU8},    {TensorProto::BOOL, DType::kBool},
+      {TensorProto::UINT16, DType::kU16},  {TensorProto::UINT32, DType::kU32},
+      {TensorProto::UINT64, DType::kU64},  {TensorProto::STRING, DType::kString},
   };
   for (const auto& [onnx_type, dtype] : cases) {
     absl::StatusOr<DType> got = DTypeFromOnnx(onnx_type);
@@ -99,9 +103,8 @@ TEST(DTypeFromOnnxTest, MapsEverySupportedType) {
 }
 
 TEST(DTypeFromOnnxTest, RefusesOthersNamingThem) {
-  const TensorProto::DataType refused[] = {
-      TensorProto::UNDEFINED, TensorProto::STRING,    TensorProto::UINT16,    TensorProto::UINT32,
-      TensorProto::UINT64,    TensorProto::COMPLEX64, TensorProto::COMPLEX128};
+  const TensorProto::DataType refused[] = {TensorProto::UNDEFINED, TensorProto::COMPLEX64,
+                                           TensorProto::COMPLEX128};
   for (TensorProto::DataType type : refused) {
     absl::StatusOr<DType> got = DTypeFromOnnx(type);
     // Types ONNX defines are unsupported; UNDEFINED is invalid.
@@ -111,9 +114,9 @@ TEST(DTypeFromOnnxTest, RefusesOthersNamingThem) {
                 HasSubstr(absl::StrCat("unsupported ONNX element type ",
                                        TensorProto::DataType_Name(type), " (", type, ")")));
   }
-  EXPECT_EQ(DTypeFromOnnx(TensorProto::UINT16).status().message(),
-            "unsupported ONNX element type UINT16 (4); supported: FLOAT, DOUBLE, FLOAT16, "
-            "BFLOAT16, INT8, INT16, INT32, INT64, UINT8, BOOL");
+  EXPECT_EQ(DTypeFromOnnx(TensorProto::COMPLEX64).status().message(),
+            "unsupported ONNX element type COMPLEX64 (14); supported: FLOAT, DOUBLE, FLOAT16, "
+            "BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, STRING");
   EXPECT_THAT(DTypeFromOnnx(999).status().message(),
               HasSubstr("unsupported ONNX element type unknown (999)"));
   EXPECT_EQ(DTypeFromOnnx(999).status().code(), absl::StatusCode::kInvalidArgument);
@@ -129,6 +132,8 @@ TEST(TensorFromProtoTest, EveryTypeFromRawData) {
       {TensorProto::INT8, DType::kI8},     {TensorProto::INT16, DType::kI16},
       {TensorProto::INT32, DType::kI32},   {TensorProto::INT64, DType::kI64},
       {TensorProto::UINT8, DType::kU8},    {TensorProto::BOOL, DType::kBool},
+      {TensorProto::UINT16, DType::kU16},  {TensorProto::UINT32, DType::kU32},
+      {TensorProto::UINT64, DType::kU64},  // STRING: never raw (RefusesSegmentsStrings...)
   };
   for (const auto& [onnx_type, dtype] : cases) {
     SCOPED_TRACE(TensorProto::DataType_Name(onnx_type));
@@ -340,17 +345,28 @@ TEST(TensorFromProtoTest, RefusesSegmentsStringsAndUnsupportedTypes) {
       segment,
       "tensor 'w' is segment [0, 2) of a larger tensor: segmented tensors are not supported");
 
-  TensorProto strings = Make(TensorProto::STRING, {1}, "s");
+  // Strings are in string_data, one per element, and nowhere else.
+  TensorProto strings = Make(TensorProto::STRING, {2}, "s");
   strings.add_string_data("hello");
-  absl::StatusOr<NDArray> s = TensorFromProto(strings, "");
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(s.status().message(),
-              HasSubstr("tensor 's': unsupported ONNX element type STRING (8)"));
+  ExpectInvalid(strings, "tensor 's': string_data has 1 elements, STRING [2] needs 2");
+  strings.add_string_data(std::string("w\0rld", 5));
+  absl::StatusOr<NDArray> read = TensorFromProto(strings, "");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((*read)->dtype(), DType::kString);
+  EXPECT_EQ(StringElement(**read, 0).value_or("?"), "hello");
+  EXPECT_EQ(StringElement(**read, 1).value_or("?"), std::string("w\0rld", 5));
+  strings.set_raw_data("xy");
+  ExpectInvalid(strings, "tensor 's' has data in raw_data and string_data: expected exactly one "
+                         "source");
+  strings.clear_string_data();
+  ExpectInvalid(strings, "tensor 's' of type STRING has raw_data: expected its elements in "
+                         "string_data");
 
-  TensorProto u64 = Make(TensorProto::UINT64, {1}, "u");
-  u64.add_uint64_data(1);
-  EXPECT_THAT(TensorFromProto(u64, "").status().message(),
-              HasSubstr("tensor 'u': unsupported ONNX element type UINT64 (13)"));
+  TensorProto complex = Make(TensorProto::COMPLEX64, {1}, "c");
+  complex.add_float_data(1);
+  complex.add_float_data(2);
+  EXPECT_THAT(TensorFromProto(complex, "").status().message(),
+              HasSubstr("tensor 'c': unsupported ONNX element type COMPLEX64 (14)"));
 
   TensorProto undefined;
   undefined.add_dims(1);
@@ -510,10 +526,12 @@ TEST(ReadTensorProtoFileTest, Uint16DeclaredBFloat16IsReadAsBFloat16Bits) {
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ((*a)->dtype(), DType::kBF16);
   EXPECT_THAT(Elements<uint16_t>(*a), ElementsAre(0x3f80, 0xc000, 0x7fc0));
-  // Without the declaration (or with another) UINT16 stays unsupported.
-  EXPECT_EQ(ReadTensorProtoFile(path).status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(ReadTensorProtoFile(path, TensorProto::FLOAT).status().code(),
-            absl::StatusCode::kUnimplemented);
+  // Without the declaration (or with another) UINT16 is u16.
+  for (std::optional<int32_t> declared : {std::optional<int32_t>(), std::optional<int32_t>(TensorProto::FLOAT)}) {
+    absl::StatusOr<NDArray> u = ReadTensorProtoFile(path, declared);
+    ASSERT_TRUE(u.ok()) << u.status();
+    EXPECT_EQ((*u)->dtype(), DType::kU16);
+  }
 }
 
 TEST(ReadTensorProtoFileTest, ExternalDataIsRelativeToTheFile) {

@@ -168,7 +168,8 @@ TEST(RelayParserTest, ErrorsPointAtTheToken) {
                     "      ^");
   ExpectModuleError("def @f(%x: Tensor[(1), float8]) { %x }",
                     "m.relay:1:24: unknown dtype 'float8': expected one of float32, float64, "
-                    "float16, bfloat16, int8, int16, int32, int64, uint8, bool\n"
+                    "float16, bfloat16, int8, int16, int32, int64, uint8, uint16, uint32, "
+                    "uint64, bool, string\n"
                     "  def @f(%x: Tensor[(1), float8]) { %x }\n"
                     "                         ^");
   ExpectModuleError("def @f(%x: Foo) { %x }",
