@@ -11,9 +11,11 @@
 // (DIR may also be a single case, a directory with model.onnx.) Each case goes the way a
 // model goes through vm_compile and vm_run: ImportOnnxFile, CompileModule with
 // vm_compile's default options (native code for this CPU), the executable serialized to bytes and loaded back; then for each
-// test_data_set_* (in order), @main runs on input_i.pb as its i-th argument, its result
-// is flattened depth-first (tools/run/compare.h) and output i is compared with
-// output_i.pb.
+// test_data_set_* (in order), @main runs on input_i.pb as its i-th argument and its
+// output i (the result, or field i of the tuple of several) is compared with
+// output_i.pb. A file is a TensorProto, or a SequenceProto of tensors or an OptionalProto
+// where the graph declares a sequence or an optional, which pass as the List and
+// Optional ADTs (importer.h) and compare field by field.
 //
 // stdout has one line per case, cases in sorted order, and a summary as the last line:
 //
@@ -24,7 +26,8 @@
 //
 // An import that fails with Unimplemented (an operator, attribute or dtype the importer
 // does not support), a data set holding a tensor of an unsupported element type, or an
-// output that is not a tensor (its data sets are not TensorProto files) is UNSUPPORTED;
+// output that is not a tensor, a sequence of them or an optional (its data sets are
+// files this tool does not read) is UNSUPPORTED;
 // every other failure is FAIL. Each case runs in a
 // child process, so a crash or a hang (killed after kCaseTimeoutSeconds) fails that case
 // and the others still run. --verbose adds, under each case, every data set's result
@@ -63,6 +66,7 @@
 #include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
 #include "kernels/kernel.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 #include "serializer/api.h"
 #include "tools/run/compare.h"
@@ -194,14 +198,28 @@ absl::StatusOr<std::vector<fs::path>> NumberedFiles(const fs::path& dir, std::st
   return files;
 }
 
-// The element types the graph declares for its inputs (initializers aside) and its
-// outputs, in order; 0 where a value is not a tensor.
-struct DeclaredTypes {
-  std::vector<int32_t> inputs;
-  std::vector<int32_t> outputs;
-  // Per input, its declared extents (-1 where a dim has no value), if it declares a shape.
-  std::vector<std::optional<std::vector<int64_t>>> input_shapes;
+// What the graph declares for one of its inputs (initializers aside) or outputs.
+struct DeclaredValue {
+  std::string name;
+  onnx::TypeProto type;
 };
+
+struct DeclaredValues {
+  std::vector<DeclaredValue> inputs;
+  std::vector<DeclaredValue> outputs;
+};
+
+// Whether this tool reads values of `type` (their data set files): tensors, and
+// sequences of tensors and optionals of either, which pass as the importer's ADTs.
+bool Readable(const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return true;
+  if (type.has_sequence_type()) return type.sequence_type().elem_type().has_tensor_type();
+  if (type.has_optional_type()) {
+    const onnx::TypeProto& held = type.optional_type().elem_type();
+    return !held.has_optional_type() && Readable(held);
+  }
+  return false;
+}
 
 // Marks the status of a case whose data contradicts its model.
 constexpr char kBrokenCase[] = "dynvm.onnx_conformance/broken_case";
@@ -210,11 +228,16 @@ constexpr char kBrokenCase[] = "dynvm.onnx_conformance/broken_case";
 // of ONNX 1.12's cases (test_castlike_*BFLOAT16*) declare `like` as [3, 4] and supply
 // [1]. Such a case is broken rather than failed: a runtime that checks its inputs
 // (ONNX Runtime does too) must refuse it.
-absl::Status CheckDeclaredShapes(const DeclaredTypes& declared, absl::Span<const Value> inputs) {
-  for (size_t i = 0; i < inputs.size() && i < declared.input_shapes.size(); ++i) {
+absl::Status CheckDeclaredShapes(absl::Span<const DeclaredValue> declared,
+                                 absl::Span<const Value> inputs) {
+  for (size_t i = 0; i < inputs.size() && i < declared.size(); ++i) {
     const NDArrayObj* t = inputs[i].As<NDArrayObj>();
-    if (t == nullptr || !declared.input_shapes[i]) continue;
-    const std::vector<int64_t>& dims = *declared.input_shapes[i];
+    const onnx::TypeProto& type = declared[i].type;
+    if (t == nullptr || !type.has_tensor_type() || !type.tensor_type().has_shape()) continue;
+    std::vector<int64_t> dims;
+    for (const onnx::TensorShapeProto::Dimension& d : type.tensor_type().shape().dim()) {
+      dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    }
     bool fits = static_cast<size_t>(t->ndim()) == dims.size();
     for (size_t d = 0; fits && d < dims.size(); ++d) fits = dims[d] < 0 || dims[d] == t->shape()[d];
     if (!fits) {
@@ -228,45 +251,132 @@ absl::Status CheckDeclaredShapes(const DeclaredTypes& declared, absl::Span<const
   return absl::OkStatus();
 }
 
-// Reads the numbered tensors `prefix`N.pb of `dir` as Values; `declared` are the
-// element types the graph declares for them.
-absl::StatusOr<std::vector<Value>> ReadTensors(const fs::path& dir, std::string_view prefix,
-                                               const std::vector<int32_t>& declared) {
+// The tensors of `sequence`, whose data is relative to `base_dir`, as a List ADT value
+// (importer.h).
+absl::StatusOr<Value> ListOf(const onnx::SequenceProto& sequence, const std::string& base_dir) {
+  if (sequence.elem_type() != onnx::SequenceProto::TENSOR && sequence.tensor_values_size() > 0) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "a sequence of element type %d: only sequences of tensors are read", sequence.elem_type()));
+  }
+  Value list = ADTObj::Create(compiler::onnx_frontend::kListNilTag, {});
+  for (int i = sequence.tensor_values_size() - 1; i >= 0; --i) {
+    absl::StatusOr<NDArray> t =
+        compiler::onnx_frontend::TensorFromProto(sequence.tensor_values(i), base_dir);
+    if (!t.ok()) return absl::Status(t.status().code(), absl::StrFormat("element %d: %s", i, t.status().message()));
+    const Value fields[] = {Value(*std::move(t)), std::move(list)};
+    list = ADTObj::Create(compiler::onnx_frontend::kListConsTag, fields);
+  }
+  return list;
+}
+
+// The value in the data set file `path` of the graph's type `type`: a TensorProto, or a
+// SequenceProto (a List) or OptionalProto (an Optional) where the graph says so.
+absl::StatusOr<Value> ReadValue(const fs::path& path, const onnx::TypeProto& type) {
+  namespace onnx_frontend = compiler::onnx_frontend;
+  const std::string base_dir = path.parent_path().string();
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto sequence;
+    DYNVM_RETURN_IF_ERROR(onnx_frontend::ReadProtoFile(path.string(), "SequenceProto", sequence));
+    absl::StatusOr<Value> list = ListOf(sequence, base_dir);
+    if (!list.ok()) return absl::Status(list.status().code(), absl::StrFormat("'%s': %s", path.string(), list.status().message()));
+    return list;
+  }
+  if (type.has_optional_type()) {
+    onnx::OptionalProto optional;
+    DYNVM_RETURN_IF_ERROR(onnx_frontend::ReadProtoFile(path.string(), "OptionalProto", optional));
+    absl::StatusOr<Value> held;
+    if (optional.has_tensor_value()) {
+      absl::StatusOr<NDArray> t = onnx_frontend::TensorFromProto(optional.tensor_value(), base_dir);
+      if (t.ok()) {
+        held = Value(*std::move(t));
+      } else {
+        held = t.status();
+      }
+    } else if (optional.has_sequence_value()) {
+      held = ListOf(optional.sequence_value(), base_dir);
+    } else if (optional.elem_type() == onnx::OptionalProto::UNDEFINED) {
+      return Value(ADTObj::Create(onnx_frontend::kOptionalNoneTag, {}));
+    } else {
+      return absl::UnimplementedError(absl::StrFormat(
+          "'%s' holds an optional of element type %d: only tensors and sequences are read",
+          path.string(), optional.elem_type()));
+    }
+    if (!held.ok()) return absl::Status(held.status().code(), absl::StrFormat("'%s': %s", path.string(), held.status().message()));
+    const Value fields[] = {*std::move(held)};
+    return Value(ADTObj::Create(onnx_frontend::kOptionalSomeTag, fields));
+  }
+  std::optional<int32_t> elem_type;
+  if (type.has_tensor_type()) elem_type = type.tensor_type().elem_type();
+  DYNVM_ASSIGN_OR_RETURN(NDArray tensor, onnx_frontend::ReadTensorProtoFile(path.string(), elem_type));
+  return Value(std::move(tensor));
+}
+
+// Reads the numbered values `prefix`N.pb of `dir`, each as `declared` types it (a
+// tensor where it says nothing).
+absl::StatusOr<std::vector<Value>> ReadValues(const fs::path& dir, std::string_view prefix,
+                                              absl::Span<const DeclaredValue> declared) {
   DYNVM_ASSIGN_OR_RETURN(const std::vector<fs::path> files, NumberedFiles(dir, prefix));
   std::vector<Value> values;
   for (size_t i = 0; i < files.size(); ++i) {
-    std::optional<int32_t> type;
-    if (i < declared.size()) type = declared[i];
-    DYNVM_ASSIGN_OR_RETURN(NDArray tensor,
-                           compiler::onnx_frontend::ReadTensorProtoFile(files[i].string(), type));
-    values.emplace_back(std::move(tensor));
+    DYNVM_ASSIGN_OR_RETURN(Value v, ReadValue(files[i], i < declared.size() ? declared[i].type
+                                                                             : onnx::TypeProto()));
+    values.push_back(std::move(v));
   }
   return values;
+}
+
+// How `got` differs from `expected`: tensors as CompareValue compares them, ADTs (lists,
+// optionals) by tag and then field by field; nothing if they match.
+std::optional<std::string> CompareOutput(const Value& expected, const Value& got,
+                                         const CompareOptions& tolerance) {
+  const ADTObj* want = expected.As<ADTObj>();
+  if (want == nullptr) return CompareValue(expected, got, tolerance);
+  const ADTObj* have = got.As<ADTObj>();
+  if (have == nullptr || have->tag() != want->tag() || have->size() != want->size()) {
+    return absl::StrFormat("expected an ADT of tag %d with %d fields, got %s", want->tag(),
+                           want->size(), DescribeValue(got));
+  }
+  for (uint32_t i = 0; i < want->size(); ++i) {
+    if (std::optional<std::string> diff = CompareOutput(want->fields()[i], have->fields()[i], tolerance)) {
+      return absl::StrFormat("field %d: %s", i, *diff);
+    }
+  }
+  return std::nullopt;
 }
 
 // Runs @main on one data set. Returns how the outputs differ from the expected ones,
 // if they do; errors otherwise.
 absl::StatusOr<std::optional<std::string>> RunDataSet(vm::VirtualMachine& machine, uint32_t main,
                                                       const fs::path& set,
-                                                      const DeclaredTypes& declared,
+                                                      const DeclaredValues& declared,
                                                       const CompareOptions& tolerance) {
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> inputs, ReadTensors(set, "input_", declared.inputs));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> inputs, ReadValues(set, "input_", declared.inputs));
   DYNVM_ASSIGN_OR_RETURN(const std::vector<Value> expected,
-                         ReadTensors(set, "output_", declared.outputs));
-  DYNVM_RETURN_IF_ERROR(CheckDeclaredShapes(declared, inputs));
+                         ReadValues(set, "output_", declared.outputs));
+  DYNVM_RETURN_IF_ERROR(CheckDeclaredShapes(declared.inputs, inputs));
   const uint32_t params = machine.executable().function(main).num_params();
   if (inputs.size() != params) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%d inputs for the %d parameters of @main", inputs.size(), params));
   }
   DYNVM_ASSIGN_OR_RETURN(const Value result, machine.Invoke(main, inputs));
-  const std::vector<Value> outputs = FlattenValue(result);
+  // The graph's only output, or a tuple of them (importer.h).
+  std::vector<Value> outputs = {result};
+  if (declared.outputs.size() != 1) {
+    const ADTObj* tuple = result.As<ADTObj>();
+    if (tuple == nullptr || tuple->tag() != 0) {
+      return std::optional<std::string>(
+          absl::StrFormat("@main returned %s, expected a tuple of %d outputs",
+                          DescribeValue(result), declared.outputs.size()));
+    }
+    outputs.assign(tuple->fields().begin(), tuple->fields().end());
+  }
   if (outputs.size() != expected.size()) {
     return std::optional<std::string>(
         absl::StrFormat("@main returned %d outputs, expected %d", outputs.size(), expected.size()));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (std::optional<std::string> diff = CompareValue(expected[i], outputs[i], tolerance)) {
+    if (std::optional<std::string> diff = CompareOutput(expected[i], outputs[i], tolerance)) {
       return std::optional<std::string>(absl::StrFormat("output %d: %s", i, *diff));
     }
   }
@@ -287,39 +397,19 @@ std::vector<fs::path> DataSets(const fs::path& dir) {
 }
 
 // What the graph of `model` declares for its values, read once the import has accepted
-// the model. `non_tensor_output` names the first graph output that is not a tensor (a
-// sequence, an optional): its data sets hold SequenceProto or OptionalProto files,
-// which this tool does not read.
-struct GraphValues {
-  DeclaredTypes types;
-  std::optional<std::string> non_tensor_output;
-};
-
-GraphValues ReadGraphValues(const fs::path& model) {
-  GraphValues out;
+// the model.
+DeclaredValues ReadDeclaredValues(const fs::path& model) {
+  DeclaredValues out;
   std::ifstream in(model, std::ios::binary);
   onnx::ModelProto proto;
   if (!in || !proto.ParseFromIstream(&in)) return out;
   absl::flat_hash_set<std::string> initializers;
   for (const onnx::TensorProto& t : proto.graph().initializer()) initializers.insert(t.name());
-  auto elem_type = [](const onnx::ValueInfoProto& v) {
-    return v.type().has_tensor_type() ? v.type().tensor_type().elem_type() : 0;
-  };
   for (const onnx::ValueInfoProto& input : proto.graph().input()) {
-    if (initializers.contains(input.name())) continue;
-    out.types.inputs.push_back(elem_type(input));
-    std::optional<std::vector<int64_t>> shape;
-    if (input.type().has_tensor_type() && input.type().tensor_type().has_shape()) {
-      shape.emplace();
-      for (const onnx::TensorShapeProto::Dimension& d : input.type().tensor_type().shape().dim()) {
-        shape->push_back(d.has_dim_value() ? d.dim_value() : -1);
-      }
-    }
-    out.types.input_shapes.push_back(std::move(shape));
+    if (!initializers.contains(input.name())) out.inputs.push_back({input.name(), input.type()});
   }
   for (const onnx::ValueInfoProto& output : proto.graph().output()) {
-    out.types.outputs.push_back(elem_type(output));
-    if (!output.type().has_tensor_type() && !out.non_tensor_output) out.non_tensor_output = output.name();
+    out.outputs.push_back({output.name(), output.type()});
   }
   return out;
 }
@@ -333,12 +423,15 @@ CaseResult RunCase(const fs::path& dir, const std::string& name) {
     const bool unsupported = module.status().code() == absl::StatusCode::kUnimplemented;
     return Failed(unsupported ? Outcome::kUnsupported : Outcome::kFail, "import", module.status());
   }
-  const GraphValues graph = ReadGraphValues(model);
-  if (graph.non_tensor_output) {
-    return {Outcome::kUnsupported,
-            absl::StrFormat("output '%s' is not a tensor: its expected values are not TensorProto "
-                            "files, which is all this tool reads", *graph.non_tensor_output),
-            {}};
+  const DeclaredValues declared = ReadDeclaredValues(model);
+  for (const DeclaredValue& output : declared.outputs) {
+    if (!Readable(output.type)) {
+      return {Outcome::kUnsupported,
+              absl::StrFormat("output '%s' is not a tensor, a sequence of tensors or an optional "
+                              "of one: its expected values are files this tool does not read",
+                              output.name),
+              {}};
+    }
   }
   compiler::CompileOptions options;
   options.target_cpu = "native";
@@ -358,7 +451,7 @@ CaseResult RunCase(const fs::path& dir, const std::string& name) {
   for (const fs::path& set : sets) {
     const std::string set_name = set.filename().string();
     absl::StatusOr<std::optional<std::string>> diff =
-        RunDataSet(machine, *main, set, graph.types, tolerance);
+        RunDataSet(machine, *main, set, declared, tolerance);
     if (!diff.ok() && (diff.status().code() == absl::StatusCode::kUnimplemented ||
                        diff.status().GetPayload(kBrokenCase).has_value())) {
       // The data set holds a tensor the runtime has no dtype for, or contradicts the

@@ -26,6 +26,7 @@ const ops::ConverterTable& Table() {
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);
+    ops::AddOptionalConverters(*t);
     return t;
   }();
   return *table;

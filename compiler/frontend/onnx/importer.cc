@@ -60,14 +60,9 @@ Dim SymbolFor(const std::string& param) {
   return Dim::Symbol(name);
 }
 
-// The IR type of a graph input.
-absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input) {
-  if (!input.type().has_tensor_type()) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "graph input '%s' is not a tensor (sequence, map and optional inputs are not supported)",
-        input.name()));
-  }
-  const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
+// The IR type of a graph input's tensor type.
+absl::StatusOr<Type> TensorInputType(const onnx::ValueInfoProto& input,
+                                     const onnx::TypeProto::Tensor& tensor) {
   absl::StatusOr<DType> dtype = DTypeFromOnnx(tensor.elem_type());
   if (!dtype.ok()) {
     return Prefixed(absl::StrCat("graph input '", input.name(), "'"), dtype.status());
@@ -91,6 +86,27 @@ absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input) {
     }
   }
   return Type::Tensor(*dtype, std::move(dims));
+}
+
+// The IR type of a graph input of ONNX type `type`: a tensor, a sequence of tensors (the
+// List ADT of the sequence prelude, its elements of one dtype and rank with every
+// extent `?`, as the sequence operators make them), or an optional of either (the
+// Optional ADT of the optional prelude).
+absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input, const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return TensorInputType(input, type.tensor_type());
+  if (type.has_sequence_type() && type.sequence_type().elem_type().has_tensor_type()) {
+    DYNVM_ASSIGN_OR_RETURN(const Type element,
+                           TensorInputType(input, type.sequence_type().elem_type().tensor_type()));
+    return ops::SequenceOf(element);
+  }
+  if (type.has_optional_type() && !type.optional_type().elem_type().has_optional_type()) {
+    DYNVM_ASSIGN_OR_RETURN(const Type held, InputType(input, type.optional_type().elem_type()));
+    return ops::OptionalOf(held);
+  }
+  return absl::UnimplementedError(absl::StrFormat(
+      "graph input '%s' is not a tensor, a sequence of tensors or an optional of one (maps "
+      "and nested containers are not supported)",
+      input.name()));
 }
 
 // The version of the default domain the model imports.
@@ -201,19 +217,47 @@ absl::StatusOr<std::vector<OnnxValue>> Outputs(const onnx::GraphProto& graph, co
   return results;
 }
 
-// Whether a node of `graph`, or of a subgraph of one, is a sequence operator.
-bool UsesSequences(const onnx::GraphProto& graph) {
+// What a prelude of ADTs serves: the operators that call its functions and the ONNX
+// types its ADT stands for.
+struct Prelude {
+  bool (*is_operator)(std::string_view op_type);
+  bool (*is_type)(const onnx::TypeProto& type);  // at the outermost level
+  absl::StatusOr<Module> (*module)();
+};
+
+// Whether `type`, or a type inside it, is one `prelude` stands for.
+bool HasType(const Prelude& prelude, const onnx::TypeProto& type) {
+  if (prelude.is_type(type)) return true;
+  if (type.has_sequence_type()) return HasType(prelude, type.sequence_type().elem_type());
+  if (type.has_optional_type()) return HasType(prelude, type.optional_type().elem_type());
+  return false;
+}
+
+// Whether `graph`, or a subgraph of it, has a node or an input or output `prelude` serves.
+bool Uses(const Prelude& prelude, const onnx::GraphProto& graph) {
+  for (const auto* values : {&graph.input(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& v : *values) {
+      if (HasType(prelude, v.type())) return true;
+    }
+  }
   for (const onnx::NodeProto& node : graph.node()) {
-    if (ops::IsSequenceOperator(node.op_type())) return true;
+    if (prelude.is_operator(node.op_type())) return true;
     for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.has_g() && UsesSequences(a.g())) return true;
+      if (a.has_g() && Uses(prelude, a.g())) return true;
       for (const onnx::GraphProto& g : a.graphs()) {
-        if (UsesSequences(g)) return true;
+        if (Uses(prelude, g)) return true;
       }
     }
   }
   return false;
 }
+
+const Prelude kPreludes[] = {
+    {ops::IsSequenceOperator, [](const onnx::TypeProto& t) { return t.has_sequence_type(); },
+     ops::SequencePrelude},
+    {ops::IsOptionalOperator, [](const onnx::TypeProto& t) { return t.has_optional_type(); },
+     ops::OptionalPrelude},
+};
 
 // `body` inside the lets of `bindings`, in order.
 Expr WrapInBindings(const NodeContext::Bindings& bindings, Expr body) {
@@ -230,7 +274,7 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
   std::vector<Expr> params;
   for (const onnx::ValueInfoProto& input : graph.input()) {
     if (initializers.contains(input.name())) continue;  // a constant (ImportNodes adds it)
-    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input));
+    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input, input.type()));
     Expr var = Expr::Var(input.name(), type);
     params.push_back(var);
     values.insert_or_assign(input.name(), OnnxValue{var, type, std::nullopt});
@@ -242,8 +286,9 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
   for (const OnnxValue& v : outputs) results.push_back(v.expr);
   Expr body = results.size() == 1 ? results[0] : Expr::Tuple(std::move(results));
   Module module;
-  if (UsesSequences(graph)) {  // the List ADT and the functions the converters called
-    DYNVM_ASSIGN_OR_RETURN(const Module prelude, ops::SequencePrelude());
+  for (const Prelude& p : kPreludes) {  // the ADTs and the functions the converters called
+    if (!Uses(p, graph)) continue;
+    DYNVM_ASSIGN_OR_RETURN(const Module prelude, p.module());
     for (const std::string& name : prelude.type_names()) {
       DYNVM_RETURN_IF_ERROR(module.AddType(*prelude.FindType(name)));
     }

@@ -9,7 +9,8 @@
 //   - one parameter per graph input that is not an initializer, in graph order, named as
 //     the input (so that `vm_run exe.fbs --input=input_ids=@ids.npy` finds it), typed
 //     from its ONNX type: a `dim_param` is a named symbolic dim, shared wherever the name
-//     recurs, a `dim_value` a constant, and an unnamed dynamic dim `?`;
+//     recurs, a `dim_value` a constant, and an unnamed dynamic dim `?`; a sequence of
+//     tensors is the List ADT and an optional the Optional ADT (below);
 //   - initializers (inline or external data) and Constant nodes become constants;
 //   - each node becomes operator calls (converters.h); shape arithmetic over the
 //     symbolic dims (Shape, Gather, Concat... feeding Reshape or Expand) is folded at
@@ -23,6 +24,7 @@
 #ifndef DYNVM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
 #define DYNVM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,17 @@
 #include "compiler/ir/module.h"
 
 namespace dynvm::compiler::onnx_frontend {
+
+// An ONNX sequence is a List ADT value: a chain of Cons cells (tag kListConsTag, fields
+// the element tensor and the rest of the list) ending in Nil (tag kListNilTag, no
+// fields). Graph inputs and outputs that are sequences pass as such values.
+inline constexpr uint32_t kListConsTag = 0;
+inline constexpr uint32_t kListNilTag = 1;
+
+// An ONNX optional is an Optional ADT value: Some (tag kOptionalSomeTag, one field, the
+// value) or None (tag kOptionalNoneTag, no fields).
+inline constexpr uint32_t kOptionalSomeTag = 0;
+inline constexpr uint32_t kOptionalNoneTag = 1;
 
 // Reads, checks and imports the model at `path`; external data is read relative to the
 // model's directory.

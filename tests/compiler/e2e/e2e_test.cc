@@ -17,6 +17,7 @@
 #include "objects/adt.h"
 #include "objects/allocator.h"
 #include "serializer/api.h"
+#include "tests/compiler/compile_and_load.h"
 #include "tools/file_util.h"
 #include "vm/virtual_machine.h"
 
@@ -45,13 +46,7 @@ std::shared_ptr<const vm::Executable> CompileFile(const std::string& name, const
   CompileOptions options;
   options.opt_level = pipeline.opt_level;
   options.fuse = pipeline.fuse;
-  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, options);
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  if (!spec.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-      serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
-  EXPECT_TRUE(exe.ok()) << exe.status();
-  return exe.ok() ? *exe : nullptr;
+  return testing::CompileAndLoad(*mod, options);
 }
 
 NDArray F32(const Shape& shape, std::mt19937& rng) {

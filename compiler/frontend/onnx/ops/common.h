@@ -56,6 +56,7 @@ void AddNnConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);
+void AddOptionalConverters(ConverterTable& table);
 
 // Whether `op_type` is one of the sequence operators, whose converters call the
 // functions of the sequence prelude.
@@ -64,6 +65,20 @@ bool IsSequenceOperator(std::string_view op_type);
 // The List ADT and the functions the sequence converters call (@seq_length, @seq_at,
 // @seq_insert, @seq_erase), as a module to merge into one whose graph uses sequences.
 absl::StatusOr<Module> SequencePrelude();
+
+// The type of a sequence of `element`s: the prelude's List[element] with every extent of
+// `element` made `?` (a sequence's elements share a dtype and rank, not their extents).
+Type SequenceOf(const Type& element);
+
+// Whether `op_type` is one of the optional operators, whose converters call the
+// functions of the optional prelude.
+bool IsOptionalOperator(std::string_view op_type);
+
+// The Optional ADT and the functions the optional converters call (@opt_has, @opt_get).
+absl::StatusOr<Module> OptionalPrelude();
+
+// The type of an optional holding a `held`.
+Type OptionalOf(const Type& held);
 
 }  // namespace dynvm::compiler::onnx_frontend::ops
 

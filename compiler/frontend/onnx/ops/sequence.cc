@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/onnx/ops/common.h"
 #include "compiler/frontend/relay_text/parser.h"
 
@@ -24,10 +25,11 @@ const Type kI64 = Type::Scalar(DType::kI64);
 
 Type ListOf(const Type& element) { return Type::Adt("List", {element}); }
 
+// The tags are the constructors' positions in the prelude's `type List`.
 Expr Cons() {
-  return Expr::Constructor("Cons", "List", 0, {Type::Var("A"), ListOf(Type::Var("A"))});
+  return Expr::Constructor("Cons", "List", kListConsTag, {Type::Var("A"), ListOf(Type::Var("A"))});
 }
-Expr Nil() { return Expr::Constructor("Nil", "List", 1, {}); }
+Expr Nil() { return Expr::Constructor("Nil", "List", kListNilTag, {}); }
 
 // The element type of a sequence value; Unimplemented when nothing tells it (an empty
 // sequence whose dtype and rank no element gave).
@@ -228,6 +230,10 @@ bool IsSequenceOperator(std::string_view op_type) {
 }
 
 absl::StatusOr<Module> SequencePrelude() { return ParseModule(kPrelude, {}, "sequence prelude"); }
+
+Type SequenceOf(const Type& element) {
+  return ListOf(Type::Tensor(element.dtype(), std::vector<Dim>(element.rank(), Dim::Any())));
+}
 
 void AddSequenceConverters(ConverterTable& table) {
   table.insert({

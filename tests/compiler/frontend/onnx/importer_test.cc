@@ -3,6 +3,7 @@
 // unsupported model giving one clear error (never a crash).
 #include "compiler/frontend/onnx/importer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,16 +15,18 @@
 #include "compiler/frontend/relay_text/printer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel.h"
+#include "objects/adt.h"
 #include "objects/allocator.h"
+#include "objects/string_tensor.h"
 #include "onnx/onnx_pb.h"
-#include "serializer/executable_file.h"
+#include "tests/compiler/compile_and_load.h"
 #include "vm/executable.h"
 #include "vm/virtual_machine.h"
 
 namespace dynvm::compiler::onnx_frontend {
 namespace {
 
+using ::dynvm::compiler::testing::CompileAndLoad;
 using ::testing::HasSubstr;
 
 // A model of opset `opset` whose graph is filled by the caller.
@@ -389,11 +392,8 @@ TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
              std::vector<std::string>(c.shape.size(), ""));
     absl::StatusOr<Module> mod = Import(m);
     ASSERT_TRUE(mod.ok()) << mod.status();
-    absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, {});
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-        serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
-    ASSERT_TRUE(exe.ok()) << exe.status();
+    const std::shared_ptr<const vm::Executable> exe = CompileAndLoad(*mod);
+    ASSERT_NE(exe, nullptr);
 
     auto allocator = MakePooledAllocator();
     absl::StatusOr<NDArray> shape =
@@ -404,7 +404,7 @@ TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
     (*x)->data_as<float>()[0] = 1;
     vm::VmOptions options;
     options.max_memory_bytes = int64_t{1} << 30;
-    vm::VirtualMachine machine(*exe, options);
+    vm::VirtualMachine machine(exe, options);
     absl::StatusOr<Value> got = machine.Invoke("main", {Value(*shape), Value(*x)});
     ASSERT_FALSE(got.ok());
     EXPECT_EQ(got.status().code(), c.code) << got.status();
@@ -413,6 +413,117 @@ TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
     if (c.shape.size() > 1) (*shape)->data_as<int64_t>()[1] = 2;
     EXPECT_TRUE(machine.Invoke("main", {Value(*shape), Value(*x)}).ok());
   }
+}
+
+TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
+  // y = SequenceAt(seq, i); out = SequenceInsert(seq, y) appends element i again.
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::ValueInfoProto* seq = g->add_input();
+  seq->set_name("seq");
+  onnx::TypeProto::Tensor* element =
+      seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+  element->set_elem_type(onnx::TensorProto::FLOAT);
+  element->mutable_shape()->add_dim()->set_dim_param("n");
+  AddValue(g->mutable_input(), "i", onnx::TensorProto::INT64, {});
+  AddNode(g, "SequenceAt", {"seq", "i"}, {"y"});
+  AddNode(g, "SequenceInsert", {"seq", "y"}, {"out"});
+  onnx::ValueInfoProto* out = g->add_output();
+  out->set_name("out");
+  *out->mutable_type() = seq->type();
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(mod->Function("main")->params()[0].annotation()->ToString(),
+            "List[Tensor[(?), float32]]");
+  std::shared_ptr<const vm::Executable> exe = CompileAndLoad(*mod);
+  ASSERT_NE(exe, nullptr);
+
+  auto tensor = [](std::vector<float> values) {
+    NDArray t = *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, DType::kF32,
+                                   MakeNaiveAllocator());
+    std::copy(values.begin(), values.end(), t->data_as<float>());
+    return Value(t);
+  };
+  const Value nil = ADTObj::Create(kListNilTag, {});
+  const Value second[] = {tensor({3, 4, 5}), nil};
+  const Value first[] = {tensor({1, 2}), ADTObj::Create(kListConsTag, second)};
+  const Value list = ADTObj::Create(kListConsTag, first);
+  NDArray i = *NDArrayObj::Empty({}, DType::kI64, MakeNaiveAllocator());
+  *i->data_as<int64_t>() = 1;
+  vm::VirtualMachine machine(exe);
+  absl::StatusOr<Value> got = machine.Invoke("main", {list, Value(i)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  // [1, 2], [3, 4, 5], [3, 4, 5]
+  std::vector<std::vector<float>> elements;
+  for (const ADTObj* cell = got->As<ADTObj>(); cell != nullptr && cell->tag() == kListConsTag;
+       cell = cell->fields()[1].As<ADTObj>()) {
+    const NDArrayObj* t = cell->fields()[0].As<NDArrayObj>();
+    ASSERT_NE(t, nullptr);
+    elements.emplace_back(t->data_as<float>(), t->data_as<float>() + t->num_elements());
+  }
+  EXPECT_EQ(elements, (std::vector<std::vector<float>>{{1, 2}, {3, 4, 5}, {3, 4, 5}}));
+}
+
+TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
+  // y = Cast(Cast(x, FLOAT), STRING): text to numbers and back, shortest form.
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::STRING, {"n"});
+  AddNode(g, "Cast", {"x"}, {"f"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(onnx::TensorProto::FLOAT);
+    return a;
+  }());
+  AddNode(g, "Cast", {"f"}, {"y"}, "back")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(onnx::TensorProto::STRING);
+    return a;
+  }());
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::STRING, {"n"});
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  std::shared_ptr<const vm::Executable> exe = CompileAndLoad(*mod);
+  ASSERT_NE(exe, nullptr);
+  const std::vector<std::string> text = {"0.50", "+INF", "1e-3", "-2"};
+  NDArray x = *MakeStringTensor({4}, text, MakeNaiveAllocator());
+  vm::VirtualMachine machine(exe);
+  absl::StatusOr<Value> got = machine.Invoke("main", {Value(x)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const NDArrayObj* y = got->As<NDArrayObj>();
+  ASSERT_NE(y, nullptr);
+  ASSERT_EQ(y->dtype(), DType::kString);
+  std::vector<std::string> back;
+  for (int64_t k = 0; k < 4; ++k) back.emplace_back(StringElement(*y, k).value_or("?"));
+  EXPECT_EQ(back, (std::vector<std::string>{"0.5", "inf", "0.001", "-2"}));
+
+  // Text that is no number stops the run with the element and the text.
+  const std::vector<std::string> bad = {"1", "one"};
+  absl::StatusOr<Value> error =
+      machine.Invoke("main", {Value(*MakeStringTensor({2}, bad, MakeNaiveAllocator()))});
+  ASSERT_FALSE(error.ok());
+  EXPECT_THAT(std::string(error.status().message()), HasSubstr("element 1: 'one' is not a number"));
+}
+
+TEST(OnnxImporterErrorTest, StringTensorsOnlyCast) {
+  // Strings reach no kernel but cast: Concat of string inputs is a type error.
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "a", onnx::TensorProto::STRING, {"2"});
+  AddNode(g, "Identity", {"a"}, {"b"});
+  AddNode(g, "Concat", {"a", "b"}, {"c"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  AddValue(g->mutable_output(), "c", onnx::TensorProto::STRING, {"4"});
+  ExpectErrorMentions(Import(m), "concatenate: input 0 is a string tensor: concatenate takes "
+                                 "none (only cast converts strings)");
 }
 
 }  // namespace

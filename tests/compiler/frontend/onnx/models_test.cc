@@ -24,6 +24,7 @@
 #include "objects/allocator.h"
 #include "serializer/api.h"
 #include "serializer/npy.h"
+#include "tests/compiler/compile_and_load.h"
 #include "vm/virtual_machine.h"
 
 namespace dynvm::compiler {
@@ -73,13 +74,7 @@ std::shared_ptr<const vm::Executable> Compile(const ModelCase& m) {
   // vm_compile's path: fused groups become native code for this machine.
   CompileOptions options;
   options.target_cpu = "native";
-  absl::StatusOr<vm::ExecutableSpec> spec = CompileModule(*mod, options);
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  if (!spec.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-      serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
-  EXPECT_TRUE(exe.ok()) << exe.status();
-  return exe.ok() ? *exe : nullptr;
+  return testing::CompileAndLoad(*mod, options);
 }
 
 class ModelTest : public ::testing::TestWithParam<ModelCase> {};
