@@ -73,7 +73,9 @@ absl::StatusOr<BoundKernel> KernelRegistry::Bind(std::string_view name, const At
 
 absl::Status BoundKernel::StringArgumentError(int index) const {
   return absl::InvalidArgumentError(absl::StrFormat(
-      "kernel '%s' does not take string tensors: argument %d is one", def_->name, index));
+      "kernel '%s' does not take string tensors (only kernels made for them, such as cast, "
+      "do): argument %d is one",
+      def_->name, index));
 }
 
 absl::Status BoundKernel::InferShapes(NDArrayObj* const* inputs, Shape* output_shapes) const {

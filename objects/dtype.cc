@@ -46,7 +46,8 @@ absl::StatusOr<DType> ParseDType(std::string_view name) {
     if (name == kInfo[i].name || name == kInfo[i].long_name) return static_cast<DType>(i);
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown dtype '%s': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64, bool, string",
+      "unknown dtype '%s': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, "
+      "u32, u64, bool, string",
       name));
 }
 

@@ -50,12 +50,16 @@ absl::StatusOr<NDArray> NDArrayObj::Create(Storage storage, size_t offset, DType
         "tensor %s %s at offset %d does not fit in a storage of %d bytes", DTypeName(dtype),
         ShapeToString(shape), offset, storage->size()));
   }
-  // A string tensor's elements start as null pointers, which read as "".
-  if (dtype == DType::kString && nbytes > 0) {
-    std::memset(static_cast<char*>(storage->data()) + offset, 0, nbytes);
-  }
   return MakeObject<NDArrayObj>(std::move(storage), offset, dtype,
                                 Shape(shape.begin(), shape.end()), count);
+}
+
+absl::StatusOr<NDArray> NDArrayObj::CreateNew(Storage storage, size_t offset, DType dtype,
+                                              absl::Span<const int64_t> shape) {
+  DYNVM_ASSIGN_OR_RETURN(NDArray t, Create(std::move(storage), offset, dtype, shape));
+  // A new string tensor's elements are null pointers, which read as "".
+  if (dtype == DType::kString) std::memset(t->data(), 0, t->nbytes());
+  return t;
 }
 
 absl::StatusOr<NDArray> NDArrayObj::Empty(absl::Span<const int64_t> shape, DType dtype,
@@ -67,7 +71,7 @@ absl::StatusOr<NDArray> NDArrayObj::Empty(absl::Span<const int64_t> shape, DType
         absl::StrFormat("byte size of %s %s overflows", DTypeName(dtype), ShapeToString(shape)));
   }
   DYNVM_ASSIGN_OR_RETURN(Storage storage, AllocateStorage(allocator, nbytes));
-  return Create(std::move(storage), 0, dtype, shape);
+  return CreateNew(std::move(storage), 0, dtype, shape);
 }
 
 absl::StatusOr<NDArray> Reshape(const NDArray& array, absl::Span<const int64_t> shape) {

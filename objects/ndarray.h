@@ -48,7 +48,13 @@ class NDArrayObj : public Object {
   static absl::StatusOr<ObjectRef<NDArrayObj>> Create(Storage storage, size_t offset,
                                                       DType dtype,
                                                       absl::Span<const int64_t> shape);
-  // A tensor in a fresh storage from `allocator`; elements are uninitialised.
+  // The same, for a tensor that starts its life there: a string tensor's elements
+  // are set to "" (objects/string_tensor.h); others are left as they are.
+  static absl::StatusOr<ObjectRef<NDArrayObj>> CreateNew(Storage storage, size_t offset,
+                                                         DType dtype,
+                                                         absl::Span<const int64_t> shape);
+  // A tensor in a fresh storage from `allocator`; elements are uninitialised (strings
+  // "").
   static absl::StatusOr<ObjectRef<NDArrayObj>> Empty(
       absl::Span<const int64_t> shape, DType dtype,
       const std::shared_ptr<Allocator>& allocator);

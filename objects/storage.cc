@@ -46,6 +46,16 @@ bool StorageObj::OwnsString(const StringObj* s) const {
   return strings_ != nullptr && strings_->strings.contains(s);
 }
 
+void StorageObj::ReleaseString(const StringObj* s) {
+  ObjectRef<StringObj> released;  // destroyed after the lock is let go
+  std::lock_guard<std::mutex> lock(StringTablesMutex());
+  if (strings_ == nullptr) return;
+  const auto it = strings_->strings.find(s);
+  if (it == strings_->strings.end()) return;
+  released = std::move(it->second);
+  strings_->strings.erase(it);
+}
+
 absl::StatusOr<Storage> AllocateStorage(const std::shared_ptr<Allocator>& allocator,
                                         size_t nbytes) {
   DYNVM_ASSIGN_OR_RETURN(Buffer buffer, allocator->Allocate(nbytes));

@@ -8,7 +8,8 @@
 //
 // The elements of string tensors (DType::kString) are pointers to StringObjs that the
 // storage they sit in keeps alive (objects/string_tensor.h): AdoptString keeps one until
-// the storage goes, and OwnsString is how a read checks an element before following it.
+// the storage goes (or an element overwrites it: ReleaseString), and OwnsString is how a
+// read checks an element before following it.
 //
 //   absl::StatusOr<Storage> s = AllocateStorage(pool, 4096);
 #ifndef DYNVM_OBJECTS_STORAGE_H_
@@ -41,6 +42,8 @@ class StorageObj : public Object {
   void AdoptString(ObjectRef<StringObj> s);
   // Whether `s` is a string this storage keeps alive. Thread-safe.
   bool OwnsString(const StringObj* s) const;
+  // Stops keeping `s` alive, if this storage keeps it. Thread-safe.
+  void ReleaseString(const StringObj* s);
 
  private:
   struct StringTable;

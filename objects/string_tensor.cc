@@ -24,17 +24,23 @@ absl::StatusOr<std::string_view> StringElement(const NDArrayObj& t, int64_t i) {
   if (!t.storage()->OwnsString(s)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "element %d of a string tensor %s is not a string its storage holds (its bytes were "
-        "written as another type's)",
+        "written as another type's, or copied raw from another tensor)",
         i, ShapeToString(t.shape())));
   }
   return std::string_view(s->value());
 }
 
 void SetStringElement(const NDArrayObj& t, int64_t i, std::string_view value) {
-  ObjectRef<StringObj> s = MakeObject<StringObj>(value);
-  const StringObj* p = s.get();
-  t.storage()->AdoptString(std::move(s));
+  // The new text is copied before the old one goes: `value` may be the element itself.
+  const StringObj* p = nullptr;  // "" takes no memory
+  if (!value.empty()) {
+    ObjectRef<StringObj> s = MakeObject<StringObj>(value);
+    p = s.get();
+    t.storage()->AdoptString(std::move(s));
+  }
+  const StringObj* old = LoadElement(t, i);
   std::memcpy(static_cast<char*>(t.data()) + i * sizeof(p), &p, sizeof(p));
+  if (old != nullptr && old != p) t.storage()->ReleaseString(old);
 }
 
 absl::StatusOr<NDArray> MakeStringTensor(absl::Span<const int64_t> shape,
@@ -46,7 +52,9 @@ absl::StatusOr<NDArray> MakeStringTensor(absl::Span<const int64_t> shape,
         "%d strings for a string tensor %s of %d elements", values.size(),
         ShapeToString(shape), t->num_elements()));
   }
-  for (size_t i = 0; i < values.size(); ++i) SetStringElement(*t, static_cast<int64_t>(i), values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    SetStringElement(*t, static_cast<int64_t>(i), values[i]);
+  }
   return t;
 }
 

@@ -1,7 +1,8 @@
 // String tensors: tensors of DType::kString, the text of ONNX's STRING tensors.
 //
-// An element is a pointer to an immutable StringObj (null reads as ""), which the
-// storage the tensor sits in keeps alive (StorageObj::AdoptString). A read follows an
+// An element is a pointer to an immutable StringObj (null is ""), which the storage
+// the tensor sits in keeps alive (StorageObj::AdoptString) until the storage goes or
+// the element is set again. A read follows an
 // element only once that storage confirms it keeps that string: a string tensor whose
 // bytes something else wrote (a program aliasing it with a numeric tensor, a raw copy
 // into another storage) reads as an error, never through a wild pointer. New string
@@ -28,8 +29,9 @@
 
 namespace dynvm {
 
-// Element `i` (flat, C order) of the string tensor `t`, valid while its storage lives.
-// InvalidArgument if the element is not a string `t`'s storage keeps.
+// Element `i` (flat, C order) of the string tensor `t`, valid until the element is set
+// again or its storage goes. InvalidArgument if the element is not a string `t`'s
+// storage keeps.
 absl::StatusOr<std::string_view> StringElement(const NDArrayObj& t, int64_t i);
 
 // Sets element `i` of the string tensor `t` to a copy of `value`.

@@ -106,6 +106,11 @@ absl::StatusOr<Value> ToTuple(py::handle obj, const vm::ValueSpec& spec,
 
 absl::StatusOr<Value> ToTensor(py::handle obj, const vm::ValueSpec& spec,
                                const std::shared_ptr<Allocator>& allocator) {
+  if (spec.dtype == DType::kString) {
+    return absl::UnimplementedError(
+        "a string tensor parameter cannot be passed from Python (numpy strings are not "
+        "dynvm's string tensors): use vm_run or the C++ API");
+  }
   // A Python scalar for a rank-0 tensor: numpy makes the one-element array.
   if (spec.dims.empty() &&
       (PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()))) {

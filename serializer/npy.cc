@@ -43,6 +43,8 @@ constexpr size_t kGrowthDigits = 21;
 // The widest string element read ('S' bytes or 'U' code points): a header may not make
 // a few bytes of file ask for gigabytes of text.
 constexpr size_t kMaxNpyStringWidth = size_t{1} << 20;
+// The most padded string data SerializeNpy writes for one tensor.
+constexpr size_t kMaxNpyStringData = size_t{1} << 30;
 
 // What the header dict says.
 struct NpyHeader {
@@ -275,7 +277,11 @@ std::optional<std::u32string> DecodeUtf8(std::string_view s) {
   std::u32string out;
   for (size_t i = 0; i < s.size();) {
     const auto lead = static_cast<uint8_t>(s[i]);
-    const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2 : (lead >> 4) == 14 ? 3 : (lead >> 3) == 30 ? 4 : 0;
+    const size_t n = lead < 0x80           ? 1
+                     : (lead >> 5) == 6    ? 2
+                     : (lead >> 4) == 14   ? 3
+                     : (lead >> 3) == 30   ? 4
+                                           : 0;
     if (n == 0 || i + n > s.size()) return std::nullopt;
     uint32_t c = n == 1 ? lead : lead & (0x7f >> n);
     for (size_t k = 1; k < n; ++k) {
@@ -321,20 +327,19 @@ absl::Status ReadStrings(const uint8_t* src, int64_t count, const NpyDType& type
 
 // How SerializeNpy writes a string tensor: as '<U' (UTF-32) when every element is
 // valid UTF-8, else as '|S' bytes, `width` the longest element (at least 1, as numpy).
-// An element its storage does not hold (objects/string_tensor.h) is written as "".
 struct NpyStrings {
   std::string descr;
   std::vector<uint8_t> data;
 };
 
-NpyStrings EncodeStrings(const NDArrayObj& array) {
+absl::StatusOr<NpyStrings> EncodeStrings(const NDArrayObj& array) {
   const auto count = static_cast<size_t>(array.num_elements());
   std::vector<std::string_view> texts(count);
   std::vector<std::u32string> code_points(count);
   bool utf8 = true;
   size_t width = 1;
   for (size_t i = 0; i < count; ++i) {
-    texts[i] = StringElement(array, static_cast<int64_t>(i)).value_or(std::string_view());
+    DYNVM_ASSIGN_OR_RETURN(texts[i], StringElement(array, static_cast<int64_t>(i)));
     if (utf8) {
       std::optional<std::u32string> decoded = DecodeUtf8(texts[i]);
       utf8 = decoded.has_value();
@@ -344,8 +349,19 @@ NpyStrings EncodeStrings(const NDArrayObj& array) {
   for (size_t i = 0; i < count; ++i) {
     width = std::max(width, utf8 ? code_points[i].size() : texts[i].size());
   }
+  // Every element is padded to the longest: bounded as the reader bounds it.
+  const size_t unit = utf8 ? 4 : 1;
+  size_t nbytes = 0;
+  if (width > kMaxNpyStringWidth || __builtin_mul_overflow(count, width * unit, &nbytes) ||
+      nbytes > kMaxNpyStringData) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "a string tensor of %d elements, the longest %d %s, makes .npy data of %d x %d bytes: "
+        "at most %d %s per element and %d bytes in all",
+        count, width, utf8 ? "code points" : "bytes", count, width * unit, kMaxNpyStringWidth,
+        utf8 ? "code points" : "bytes", kMaxNpyStringData));
+  }
   NpyStrings out{absl::StrFormat("%s%d", utf8 ? "<U" : "|S", width), {}};
-  out.data.assign(count * width * (utf8 ? 4 : 1), 0);
+  out.data.assign(nbytes, 0);
   for (size_t i = 0; i < count; ++i) {
     uint8_t* p = out.data.data() + i * width * (utf8 ? 4 : 1);
     if (!utf8) {
@@ -502,28 +518,30 @@ absl::StatusOr<NDArray> ReadNpyFile(const std::string& path,
 namespace {
 
 // The header and data bytes of `array` in .npy; `scratch` holds data made for it.
-std::pair<std::string, absl::Span<const uint8_t>> Encode(const NDArrayObj& array,
-                                                         std::vector<uint8_t>& scratch) {
+absl::StatusOr<std::pair<std::string, absl::Span<const uint8_t>>> Encode(
+    const NDArrayObj& array, std::vector<uint8_t>& scratch) {
   if (array.dtype() == DType::kString) {
-    NpyStrings strings = EncodeStrings(array);
+    DYNVM_ASSIGN_OR_RETURN(NpyStrings strings, EncodeStrings(array));
     scratch = std::move(strings.data);
-    return {EncodeHeader(array, strings.descr), scratch};
+    return std::make_pair(EncodeHeader(array, strings.descr), absl::Span<const uint8_t>(scratch));
   }
-  return {EncodeHeader(array, DescrOf(array.dtype())), EncodeData(array, scratch)};
+  return std::make_pair(EncodeHeader(array, DescrOf(array.dtype())), EncodeData(array, scratch));
 }
 
 }  // namespace
 
-std::string SerializeNpy(const NDArray& array) {
+absl::StatusOr<std::string> SerializeNpy(const NDArray& array) {
   std::vector<uint8_t> scratch;
-  auto [out, data] = Encode(*array, scratch);
-  out.append(reinterpret_cast<const char*>(data.data()), data.size());
+  DYNVM_ASSIGN_OR_RETURN(auto encoded, Encode(*array, scratch));
+  std::string out = std::move(encoded.first);
+  out.append(reinterpret_cast<const char*>(encoded.second.data()), encoded.second.size());
   return out;
 }
 
 absl::Status WriteNpyFile(const std::string& path, const NDArray& array) {
   std::vector<uint8_t> scratch;
-  const auto [header, data] = Encode(*array, scratch);
+  DYNVM_ASSIGN_OR_RETURN(const auto encoded, Encode(*array, scratch));
+  const auto& [header, data] = encoded;
   const absl::Span<const uint8_t> pieces[] = {
       {reinterpret_cast<const uint8_t*>(header.data()), header.size()}, data};
   return internal::WriteFile(path, pieces);

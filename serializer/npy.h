@@ -34,7 +34,10 @@ absl::StatusOr<NDArray> ReadNpyFile(const std::string& path,
 // The `.npy` bytes of `array`, byte for byte what numpy >= 1.23 writes for the same
 // array. bf16 has no numpy dtype: it is written as '<f4', which holds every bfloat16
 // value exactly, so numpy sees the true values and reading the file back gives f32.
-std::string SerializeNpy(const NDArray& array);
+// Fails only for string tensors: an element its storage does not hold
+// (InvalidArgument), or padded data past 2^20 per element or 1 GiB in all
+// (ResourceExhausted).
+absl::StatusOr<std::string> SerializeNpy(const NDArray& array);
 // Writes SerializeNpy(array) to `path`; errors name the file.
 absl::Status WriteNpyFile(const std::string& path, const NDArray& array);
 

@@ -251,10 +251,16 @@ absl::Status CheckDeclaredShapes(absl::Span<const DeclaredValue> declared,
   return absl::OkStatus();
 }
 
+// `status` with "`context`: " before its message.
+absl::Status Prefixed(std::string_view context, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrFormat("%s: %s", context, status.message()));
+}
+
 // The tensors of `sequence`, whose data is relative to `base_dir`, as a List ADT value
 // (importer.h).
 absl::StatusOr<Value> ListOf(const onnx::SequenceProto& sequence, const std::string& base_dir) {
-  if (sequence.elem_type() != onnx::SequenceProto::TENSOR && sequence.tensor_values_size() > 0) {
+  if (sequence.elem_type() != onnx::SequenceProto::TENSOR &&
+      sequence.elem_type() != onnx::SequenceProto::UNDEFINED) {
     return absl::UnimplementedError(absl::StrFormat(
         "a sequence of element type %d: only sequences of tensors are read", sequence.elem_type()));
   }
@@ -262,7 +268,7 @@ absl::StatusOr<Value> ListOf(const onnx::SequenceProto& sequence, const std::str
   for (int i = sequence.tensor_values_size() - 1; i >= 0; --i) {
     absl::StatusOr<NDArray> t =
         compiler::onnx_frontend::TensorFromProto(sequence.tensor_values(i), base_dir);
-    if (!t.ok()) return absl::Status(t.status().code(), absl::StrFormat("element %d: %s", i, t.status().message()));
+    if (!t.ok()) return Prefixed(absl::StrFormat("element %d", i), t.status());
     const Value fields[] = {Value(*std::move(t)), std::move(list)};
     list = ADTObj::Create(compiler::onnx_frontend::kListConsTag, fields);
   }
@@ -278,7 +284,7 @@ absl::StatusOr<Value> ReadValue(const fs::path& path, const onnx::TypeProto& typ
     onnx::SequenceProto sequence;
     DYNVM_RETURN_IF_ERROR(onnx_frontend::ReadProtoFile(path.string(), "SequenceProto", sequence));
     absl::StatusOr<Value> list = ListOf(sequence, base_dir);
-    if (!list.ok()) return absl::Status(list.status().code(), absl::StrFormat("'%s': %s", path.string(), list.status().message()));
+    if (!list.ok()) return Prefixed(absl::StrFormat("'%s'", path.string()), list.status());
     return list;
   }
   if (type.has_optional_type()) {
@@ -294,14 +300,15 @@ absl::StatusOr<Value> ReadValue(const fs::path& path, const onnx::TypeProto& typ
       }
     } else if (optional.has_sequence_value()) {
       held = ListOf(optional.sequence_value(), base_dir);
-    } else if (optional.elem_type() == onnx::OptionalProto::UNDEFINED) {
-      return Value(ADTObj::Create(onnx_frontend::kOptionalNoneTag, {}));
-    } else {
+    } else if (optional.has_sparse_tensor_value() || optional.has_map_value() ||
+               optional.has_optional_value()) {
       return absl::UnimplementedError(absl::StrFormat(
           "'%s' holds an optional of element type %d: only tensors and sequences are read",
           path.string(), optional.elem_type()));
+    } else {  // no value, whatever elem_type says: empty
+      return Value(ADTObj::Create(onnx_frontend::kOptionalNoneTag, {}));
     }
-    if (!held.ok()) return absl::Status(held.status().code(), absl::StrFormat("'%s': %s", path.string(), held.status().message()));
+    if (!held.ok()) return Prefixed(absl::StrFormat("'%s'", path.string()), held.status());
     const Value fields[] = {*std::move(held)};
     return Value(ADTObj::Create(onnx_frontend::kOptionalSomeTag, fields));
   }

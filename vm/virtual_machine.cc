@@ -94,7 +94,9 @@ absl::StatusOr<bool> TensorTruthy(const Value& v, uint32_t reg) {
     case DType::kF64: return *static_cast<const double*>(p) != 0.0;
     default:
       return absl::InvalidArgumentError(
-          absl::StrFormat("condition tensor of dtype %s", DTypeName(t->dtype())));
+          absl::StrFormat("condition tensor of dtype %s: expected bool, an integer dtype, f32 "
+                          "or f64",
+                          DTypeName(t->dtype())));
   }
 }
 
@@ -129,8 +131,9 @@ absl::StatusOr<Value> AllocTensor(const Value& storage_value, uint32_t storage_r
   if (offset < 0) {
     return absl::InvalidArgumentError(absl::StrFormat("negative tensor offset %d", offset));
   }
-  DYNVM_ASSIGN_OR_RETURN(NDArray t, NDArrayObj::Create(Storage(storage), static_cast<size_t>(offset),
-                                                       static_cast<DType>(dtype), dims));
+  DYNVM_ASSIGN_OR_RETURN(NDArray t,
+                         NDArrayObj::CreateNew(Storage(storage), static_cast<size_t>(offset),
+                                               static_cast<DType>(dtype), dims));
   return Value(std::move(t));
 }
 

@@ -53,6 +53,8 @@ Expr FoldCall(const Expr& call) {
   if (!kernel->InferShapes(args.data(), shapes.data()).ok()) return call;
   std::vector<NDArray> results;
   for (int i = 0; i < num_outputs; ++i) {
+    // A string result stays a call: executables hold no string constants.
+    if (outputs[i].dtype() == DType::kString) return call;
     int64_t elements = 1;
     for (int64_t d : shapes[i]) elements = d == 0 ? 0 : std::min(elements * d, kMaxFoldedElements + 1);
     if (elements > kMaxFoldedElements) return call;

@@ -8,7 +8,8 @@
 //   - from text: the whole text must be the number. Floats take an optional sign and
 //     any case of "inf", "infinity" and "nan" ("NaN", "+INF"), are read as the nearest
 //     f32 (for f32) or f64 (then converted as `cast` converts f64, convert.h); a value
-//     beyond that range is an error, not infinity. Integers take decimal digits with an
+//     too small for the type becomes 0 (or a subnormal), one too large for it is an
+//     error, not infinity (the texts of infinity aside). Integers take decimal digits with an
 //     optional sign and must fit the type. Bool takes "True"/"False"/"1"/"0" in any case.
 //
 //   std::string s = ElementToText(0.1f);                          // "0.1"
@@ -18,6 +19,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -60,6 +62,11 @@ inline absl::Status NotA(std::string_view what, std::string_view text) {
   return absl::InvalidArgumentError(absl::StrFormat("'%s' is not %s", Quoted(text), what));
 }
 
+inline absl::Status OutOfRange(std::string_view text, DType dtype) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("'%s' is out of the range of %s", Quoted(text), DTypeName(dtype)));
+}
+
 }  // namespace internal
 
 template <typename T>
@@ -73,10 +80,16 @@ absl::StatusOr<T> ElementFromText(std::string_view text) {
     std::string_view digits = text;
     if (digits.starts_with('+') && !digits.substr(1).starts_with('-')) digits.remove_prefix(1);
     T v{};
-    const auto [ptr, ec] = std::from_chars(digits.data(), end, v);
+    auto [ptr, ec] = std::from_chars(digits.data(), end, v);
+    if (std::is_unsigned_v<T> && ec == std::errc::invalid_argument && digits.starts_with('-')) {
+      uint64_t magnitude = 0;  // "-5" is a number, below an unsigned type's range
+      const auto [mag_end, mag_ec] = std::from_chars(digits.data() + 1, end, magnitude);
+      if (mag_end == end && mag_ec != std::errc::invalid_argument) {
+        ec = std::errc::result_out_of_range;
+      }
+    }
     if (ec == std::errc::result_out_of_range) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "'%s' is out of the range of %s", internal::Quoted(text), DTypeName(DTypeOf<T>())));
+      return internal::OutOfRange(text, DTypeOf<T>());
     }
     if (ec != std::errc() || ptr != end || digits.empty()) {
       return internal::NotA(absl::StrFormat("an integer (%s)", DTypeName(DTypeOf<T>())), text);
@@ -90,12 +103,21 @@ absl::StatusOr<T> ElementFromText(std::string_view text) {
     using Parsed = std::conditional_t<std::is_same_v<T, float>, float, double>;
     Parsed v = 0;
     const auto [ptr, ec] = std::from_chars(number.data(), end, v);
-    if (ec == std::errc::result_out_of_range) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "'%s' is out of the range of %s", internal::Quoted(text), DTypeName(DTypeOf<Parsed>())));
+    if ((ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != end ||
+        number.empty()) {
+      return internal::NotA("a number", text);
     }
-    if (ec != std::errc() || ptr != end || number.empty()) return internal::NotA("a number", text);
-    return Convert<T>(v);
+    if (ec == std::errc::result_out_of_range) {
+      // Too small rounds to zero (or a subnormal), as numpy reads it; too large is an
+      // error. Which one, a wider parse says.
+      long double wide = 0;
+      std::from_chars(number.data(), end, wide);
+      if (!(std::fabs(wide) < 1)) return internal::OutOfRange(text, DTypeOf<T>());
+      v = static_cast<Parsed>(wide);
+    }
+    const T out = Convert<T>(v);
+    if (std::isinf(Widen(out)) && !std::isinf(v)) return internal::OutOfRange(text, DTypeOf<T>());
+    return out;
   }
 }
 

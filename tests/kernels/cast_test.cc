@@ -327,8 +327,9 @@ TEST(CastStringTest, NumbersToText) {
 }
 
 TEST(CastStringTest, TextToNumbers) {
-  const std::vector<std::string> text = {"0.47892547", "NaN", "INF", "+INF", "-inf", "-0", "1e-45"};
-  const NDArray s = *MakeStringTensor({7}, text, MakeNaiveAllocator());
+  const std::vector<std::string> text = {"0.47892547", "NaN", "INF", "+INF", "-inf", "-0", "1e-45",
+                                         "-1e-50"};
+  const NDArray s = *MakeStringTensor({8}, text, MakeNaiveAllocator());
   absl::StatusOr<NDArray> f = CastTo(s, DType::kF32);
   ASSERT_TRUE(f.ok()) << f.status();
   const float* p = (*f)->data_as<float>();
@@ -339,6 +340,7 @@ TEST(CastStringTest, TextToNumbers) {
   EXPECT_EQ(p[4], -std::numeric_limits<float>::infinity());
   EXPECT_TRUE(p[5] == 0 && std::signbit(p[5]));
   EXPECT_EQ(p[6], std::numeric_limits<float>::denorm_min());
+  EXPECT_TRUE(p[7] == 0 && std::signbit(p[7]));  // below f32's range: rounds to zero
 
   const std::vector<std::string> ints = {"-128", "+127", "0"};
   absl::StatusOr<NDArray> i8 = CastTo(*MakeStringTensor({3}, ints, MakeNaiveAllocator()), DType::kI8);
@@ -360,7 +362,8 @@ TEST(CastStringTest, TextThatIsNotTheNumberIsAnError) {
   } kCases[] = {
       {"1.5", DType::kI32, "'1.5' is not an integer (i32)"},
       {"128", DType::kI8, "'128' is out of the range of i8"},
-      {"-1", DType::kU8, "'-1' is not an integer (u8)"},
+      {"-1", DType::kU8, "'-1' is out of the range of u8"},
+      {"70000", DType::kF16, "'70000' is out of the range of f16"},
       {"+-1", DType::kI32, "'+-1' is not an integer (i32)"},
       {" 1", DType::kF32, "' 1' is not a number"},
       {"1e39", DType::kF32, "'1e39' is out of the range of f32"},
@@ -394,7 +397,8 @@ TEST(CastStringTest, OtherKernelsRefuseStrings) {
   ASSERT_FALSE(y.ok());
   EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(y.status().message()),
-              ::testing::HasSubstr("kernel 'add' does not take string tensors: argument 0"));
+              ::testing::HasSubstr("kernel 'add' does not take string tensors (only kernels made "
+                                   "for them, such as cast, do): argument 0 is one"));
 }
 
 }  // namespace

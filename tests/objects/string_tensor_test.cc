@@ -45,6 +45,33 @@ TEST(StringTensorTest, MakeAndSet) {
   EXPECT_EQ(Elements(**t)[0], "a");
 }
 
+const StringObj* Pointer(const NDArrayObj& t, int64_t i) {
+  const StringObj* p;
+  std::memcpy(&p, static_cast<const char*>(t.data()) + i * sizeof(p), sizeof(p));
+  return p;
+}
+
+TEST(StringTensorTest, SettingAgainReleasesTheOldTextAndEmptyTakesNothing) {
+  absl::StatusOr<NDArray> t = NDArrayObj::Empty({1}, DType::kString, MakeNaiveAllocator());
+  ASSERT_TRUE(t.ok());
+  SetStringElement(**t, 0, "first");
+  const StringObj* first = Pointer(**t, 0);
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE((*t)->storage()->OwnsString(first));
+  SetStringElement(**t, 0, "second");  // a loop of casts keeps one text per element
+  EXPECT_FALSE((*t)->storage()->OwnsString(first));
+  EXPECT_EQ(StringElement(**t, 0).value_or("?"), "second");
+  SetStringElement(**t, 0, "");
+  EXPECT_EQ(Pointer(**t, 0), nullptr);
+  EXPECT_EQ(StringElement(**t, 0).value_or("?"), "");
+  // An element set from its own text keeps it.
+  SetStringElement(**t, 0, "self");
+  const absl::StatusOr<std::string_view> self = StringElement(**t, 0);
+  ASSERT_TRUE(self.ok());
+  SetStringElement(**t, 0, *self);
+  EXPECT_EQ(StringElement(**t, 0).value_or("?"), "self");
+}
+
 TEST(StringTensorTest, MakeChecksTheCount) {
   const std::vector<std::string> values = {"a", "b"};
   absl::StatusOr<NDArray> t = MakeStringTensor({3}, values, MakeNaiveAllocator());

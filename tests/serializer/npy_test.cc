@@ -92,7 +92,7 @@ TEST(NpyTest, RoundTripsEveryDTypeAndShapeKind) {
     for (const auto& shape : shapes) {
       SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + ShapeToString(shape));
       NDArray a = Patterned(dtype, shape);
-      const std::string bytes = SerializeNpy(a);
+      const std::string bytes = *SerializeNpy(a);
       EXPECT_EQ(bytes.size() % 64, a->nbytes() % 64) << "data starts 64-byte aligned";
       absl::StatusOr<NDArray> b = ParseNpy(AsBytes(bytes), Alloc());
       ASSERT_TRUE(b.ok()) << b.status();
@@ -110,7 +110,7 @@ TEST(NpyTest, BFloat16WidensToFloat32) {
   NDArray a = *NDArrayObj::Empty({3}, DType::kBF16, Alloc());
   const uint16_t bits[] = {0x3fc0 /*1.5*/, 0xc080 /*-4*/, 0x7f80 /*inf*/};
   std::memcpy(a->data(), bits, sizeof(bits));
-  const std::string bytes = SerializeNpy(a);
+  const std::string bytes = *SerializeNpy(a);
   EXPECT_THAT(bytes, HasSubstr("'descr': '<f4'"));
   absl::StatusOr<NDArray> b = ParseNpy(AsBytes(bytes), Alloc());
   ASSERT_TRUE(b.ok()) << b.status();
@@ -189,7 +189,7 @@ TEST(NpyTest, WritesTheSameBytesAsNumpy) {
     const std::string numpy_bytes = ReadBytes(Fixture(name));
     absl::StatusOr<NDArray> a = ParseNpy(AsBytes(numpy_bytes), Alloc());
     ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_EQ(SerializeNpy(*a), numpy_bytes);
+    EXPECT_EQ(*SerializeNpy(*a), numpy_bytes);
   }
 }
 
@@ -259,7 +259,7 @@ TEST(NpyTest, StringTensorsRoundTrip) {
       {"", "a", "bc", "d\xc3\xa9"}, {"ok", "\xff\xfe", std::string("n\0ul", 4), ""}};
   for (const std::vector<std::string>& texts : cases) {
     NDArray a = *MakeStringTensor({2, 2}, texts, Alloc());
-    const std::string bytes = SerializeNpy(a);
+    const std::string bytes = *SerializeNpy(a);
     EXPECT_THAT(bytes, HasSubstr(&texts == &cases[0] ? "'descr': '<U2'" : "'descr': '|S4'"));
     absl::StatusOr<NDArray> b = ParseNpy(AsBytes(bytes), Alloc());
     ASSERT_TRUE(b.ok()) << b.status();
@@ -381,7 +381,7 @@ TEST(NpyTest, NormalisesBoolBytes) {
 TEST(NpyTest, HeadersAreAlignedForEveryRank) {
   for (int rank = 0; rank <= kMaxRank; ++rank) {
     NDArray a = *NDArrayObj::Empty(std::vector<int64_t>(rank, 1), DType::kI8, Alloc());
-    const std::string bytes = SerializeNpy(a);
+    const std::string bytes = *SerializeNpy(a);
     EXPECT_EQ((bytes.size() - a->nbytes()) % 64, 0) << rank;
     EXPECT_EQ(bytes[6], 1) << "version 1.0";
   }
@@ -394,7 +394,7 @@ TEST(NpyTest, WritesAndReadsFiles) {
   absl::StatusOr<NDArray> b = ReadNpyFile(path, Alloc());
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(std::memcmp((*b)->data(), a->data(), a->nbytes()), 0);
-  EXPECT_EQ(ReadBytes(path), SerializeNpy(a));
+  EXPECT_EQ(ReadBytes(path), *SerializeNpy(a));
   std::remove(path.c_str());
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -106,8 +105,7 @@ absl::StatusOr<BatchPlan> BatchPlan::Create(const vm::Function& function,
       return absl::InvalidArgumentError(absl::StrFormat("--pad value '%s' for input '%s': %s",
                                                         rule.value, rule.input, element.status().message()));
     }
-    if (plan.pad_elements_[i].get() != nullptr &&
-        std::memcmp(plan.pad_elements_[i]->data(), (*element)->data(), DTypeSize(param->dtype)) != 0) {
+    if (plan.pad_elements_[i].get() != nullptr && !SameFirstElement(*plan.pad_elements_[i], **element)) {
       return absl::InvalidArgumentError(absl::StrFormat("--pad: two values for input '%s'", rule.input));
     }
     plan.pad_elements_[i] = *std::move(element);

@@ -407,7 +407,7 @@ absl::StatusOr<InferRequest> ParseRequestJson(const json& root, std::string_view
 }
 
 // Appends the elements of `array` to `out` as a JSON array.
-void AppendJsonData(const NDArrayObj& array, std::string& out) {
+absl::Status AppendJsonData(const NDArrayObj& array, std::string& out) {
   out.push_back('[');
   char buffer[64];
   const DType dtype = array.dtype();
@@ -415,8 +415,9 @@ void AppendJsonData(const NDArrayObj& array, std::string& out) {
     if (i > 0) out.push_back(',');
     if (dtype == DType::kBool) {
       out.append(array.data_as<uint8_t>()[i] != 0 ? "true" : "false");
-    } else if (dtype == DType::kString) {  // an element its storage does not hold: ""
-      out.append(Quote(StringElement(array, i).value_or(std::string_view())));
+    } else if (dtype == DType::kString) {
+      DYNVM_ASSIGN_OR_RETURN(const std::string_view s, StringElement(array, i));
+      out.append(Quote(s));
     } else if (!IsFloatDType(dtype)) {
       out.append(IntElementText(array, i));
     } else if (const double v = ElementAsDouble(array, i); !std::isfinite(v)) {
@@ -430,21 +431,23 @@ void AppendJsonData(const NDArrayObj& array, std::string& out) {
     }
   }
   out.push_back(']');
+  return absl::OkStatus();
 }
 
 // Appends the elements of `array` to `out` as binary data: their bytes, or for BYTES
 // each element's length (4 bytes, little-endian) and then its bytes.
-void AppendBinaryData(const NDArrayObj& array, std::string& out) {
+absl::Status AppendBinaryData(const NDArrayObj& array, std::string& out) {
   if (array.dtype() != DType::kString) {
     out.append(static_cast<const char*>(array.data()), array.nbytes());
-    return;
+    return absl::OkStatus();
   }
   for (int64_t i = 0; i < array.num_elements(); ++i) {
-    const std::string_view s = StringElement(array, i).value_or(std::string_view());
+    DYNVM_ASSIGN_OR_RETURN(const std::string_view s, StringElement(array, i));
     const auto length = static_cast<uint32_t>(s.size());  // < 4 GiB: from a bounded request
     for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>(length >> (8 * b)));
     out.append(s);
   }
+  return absl::OkStatus();
 }
 
 // A scalar output as the 0-d tensor the protocol can carry.
@@ -540,11 +543,11 @@ absl::StatusOr<EncodedResponse> EncodeInferResponse(std::string_view model_name,
                           absl::StrJoin(tensor->shape(), ","));
     if (output.binary) {
       const size_t start = binary.size();
-      AppendBinaryData(*tensor, binary);
+      DYNVM_RETURN_IF_ERROR(AppendBinaryData(*tensor, binary));
       absl::StrAppend(&out, R"(,"parameters":{"binary_data_size":)", binary.size() - start, "}}");
     } else {
       out.append(R"(,"data":)");
-      AppendJsonData(*tensor, out);
+      DYNVM_RETURN_IF_ERROR(AppendJsonData(*tensor, out));
       out.push_back('}');
     }
   }

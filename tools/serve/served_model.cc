@@ -68,6 +68,14 @@ absl::StatusOr<ServedModel> ServedModel::Create(std::string name,
   }
   model.output_specs_ = f.outputs();
   for (size_t i = 0; i < model.output_specs_.size(); ++i) {
+    // An ADT (an ONNX sequence or optional) would flatten into a varying number of
+    // tensors and be answered under the wrong names.
+    if (model.output_specs_[i]->kind == vm::ValueSpec::Kind::kAny) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "output %d ('%s') of '%s' is %s: vm_serve serves results of tensors, ints, floats "
+          "and bools only",
+          i, model.output_specs_[i]->name, f.name, vm::ValueSpecToString(*model.output_specs_[i])));
+    }
     const std::string& spec_name = model.output_specs_[i]->name;
     model.output_names_.push_back(spec_name.empty() ? absl::StrFormat("output_%d", i) : spec_name);
   }

@@ -30,7 +30,8 @@ class ServedModel {
  public:
   // Serves function `function` of `executable` as model `name`. NotFound for an
   // unknown function (listing the ones there are); InvalidArgument when a parameter is
-  // not a tensor or two inputs or outputs share a name.
+  // not a tensor, a result is not made of tensors, ints, floats and bools (an ADT such
+  // as an ONNX sequence), or two inputs or outputs share a name.
   static absl::StatusOr<ServedModel> Create(std::string name,
                                             std::shared_ptr<const vm::Executable> executable,
                                             std::string_view function);

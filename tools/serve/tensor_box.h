@@ -2,7 +2,9 @@
 // along axis 0 (padding shorter ones) and cuts a batched output back into requests.
 //
 // A box is a start index and an extent per axis. Tensors are C-order, so a box is a set
-// of contiguous runs along the last axis, each copied with one memcpy.
+// of contiguous runs along the last axis, each copied with one memcpy — or for string
+// tensors element by element, the destination's storage keeping its own copies
+// (objects/string_tensor.h).
 //
 //   FillTensor(*batch, pad_element);                       // pad everywhere first
 //   CopyBox(*request, {0, 0}, *batch, {row, 0}, request->shape());
@@ -24,6 +26,10 @@ void CopyBox(const NDArrayObj& src, absl::Span<const int64_t> src_start, NDArray
 
 // Sets every element of `array` to the one element of `element` (same dtype).
 void FillTensor(NDArrayObj& array, const NDArrayObj& element);
+
+// Whether the first elements of `a` and `b` (one dtype) are equal: the same bytes, or
+// for strings the same text.
+bool SameFirstElement(const NDArrayObj& a, const NDArrayObj& b);
 
 }  // namespace dynvm::tools::serve
 

@@ -35,8 +35,8 @@ inline constexpr int64_t kMaxTensorProtoFileBytes = (int64_t{1} << 31) - 1;
 
 // Our dtype for ONNX's TensorProto.DataType `elem_type`: FLOAT f32, DOUBLE f64, FLOAT16
 // f16, BFLOAT16 bf16, INT8 i8, INT16 i16, INT32 i32, INT64 i64, UINT8 u8, UINT16 u16,
-// UINT32 u32, UINT64 u64, BOOL bool.
-// Any other type ONNX defines (STRING, COMPLEX64/128) is Unimplemented,
+// UINT32 u32, UINT64 u64, BOOL bool, STRING string.
+// Any other type ONNX defines (COMPLEX64/128, ...) is Unimplemented,
 // and UNDEFINED or a number ONNX does not define InvalidArgument, naming it and listing
 // the supported types.
 absl::StatusOr<DType> DTypeFromOnnx(int32_t elem_type);

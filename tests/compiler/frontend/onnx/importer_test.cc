@@ -70,6 +70,14 @@ onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::
   return n;
 }
 
+// Gives `node` the int attribute `name`.
+void AddIntAttr(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 void AddIntsConstant(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
   onnx::TensorProto* t = g->add_initializer();
   t->set_name(name);
@@ -138,13 +146,7 @@ TEST(OnnxImporterTest, ShapeArithmeticFoldsIntoStaticReshapes) {
   AddNode(g, "Shape", {"x"}, {"shape"});
   AddNode(g, "Gather", {"shape", "i0"}, {"d0"}, "g0");
   AddNode(g, "Gather", {"shape", "i1"}, {"d1"}, "g1");
-  AddNode(g, "Concat", {"d0", "d1", "tail"}, {"target"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  AddIntAttr(AddNode(g, "Concat", {"d0", "d1", "tail"}, {"target"}), "axis", 0);
   AddNode(g, "Reshape", {"x", "target"}, {"y"});
   AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"b", "s", "2", "4"});
   absl::StatusOr<Module> mod = Import(m);
@@ -160,10 +162,7 @@ TEST(OnnxImporterTest, ShapeWithARangeOfSymbolicExtentsIsOneShapeOf) {
   onnx::ModelProto m = Model(15);
   onnx::GraphProto* g = m.mutable_graph();
   AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"b", "s", "8"});
-  onnx::AttributeProto* start = AddNode(g, "Shape", {"x"}, {"tail"})->add_attribute();
-  start->set_name("start");
-  start->set_type(onnx::AttributeProto::INT);
-  start->set_i(1);
+  AddIntAttr(AddNode(g, "Shape", {"x"}, {"tail"}), "start", 1);
   AddValue(g->mutable_output(), "tail", onnx::TensorProto::INT64, {"2"});
   absl::StatusOr<Module> mod = Import(m);
   ASSERT_TRUE(mod.ok()) << mod.status();
@@ -297,13 +296,7 @@ TEST(OnnxImporterErrorTest, UnsupportedOperatorsAttributesAndOpsets) {
   onnx::ModelProto m = Model();
   onnx::GraphProto* g = m.mutable_graph();
   AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"2", "8", "4", "4"});
-  AddNode(g, "DepthToSpace", {"x"}, {"y"}, "d2s")->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("blocksize");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(2);
-    return a;
-  }());
+  AddIntAttr(AddNode(g, "DepthToSpace", {"x"}, {"y"}, "d2s"), "blocksize", 2);
   AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"2", "2", "8", "8"});
   ExpectError(Import(m), absl::StatusCode::kUnimplemented,
               "node 'd2s' (DepthToSpace, opset 14): operator DepthToSpace is not supported");
@@ -315,10 +308,7 @@ TEST(OnnxImporterErrorTest, UnsupportedOperatorsAttributesAndOpsets) {
   AddValue(g->mutable_input(), "b", onnx::TensorProto::FLOAT, {"2"});
   onnx::NodeProto* add = AddNode(g, "Add", {"x", "b"}, {"y"}, "legacy");
   for (const auto& [name, value] : {std::pair{"broadcast", 1}, std::pair{"axis", 0}}) {
-    onnx::AttributeProto* a = add->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(value);
+    AddIntAttr(add, name, value);
   }
   AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"2", "3"});
   ExpectError(Import(old), absl::StatusCode::kUnimplemented,
@@ -469,20 +459,8 @@ TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
   onnx::ModelProto m = Model();
   onnx::GraphProto* g = m.mutable_graph();
   AddValue(g->mutable_input(), "x", onnx::TensorProto::STRING, {"n"});
-  AddNode(g, "Cast", {"x"}, {"f"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("to");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(onnx::TensorProto::FLOAT);
-    return a;
-  }());
-  AddNode(g, "Cast", {"f"}, {"y"}, "back")->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("to");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(onnx::TensorProto::STRING);
-    return a;
-  }());
+  AddIntAttr(AddNode(g, "Cast", {"x"}, {"f"}), "to", onnx::TensorProto::FLOAT);
+  AddIntAttr(AddNode(g, "Cast", {"f"}, {"y"}, "back"), "to", onnx::TensorProto::STRING);
   AddValue(g->mutable_output(), "y", onnx::TensorProto::STRING, {"n"});
   absl::StatusOr<Module> mod = Import(m);
   ASSERT_TRUE(mod.ok()) << mod.status();
@@ -508,19 +486,33 @@ TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
   EXPECT_THAT(std::string(error.status().message()), HasSubstr("element 1: 'one' is not a number"));
 }
 
+TEST(OnnxImporterTest, ACastOfAConstantToStringsIsNotFolded) {
+  // Executables hold no string constants: cast(constant) -> string stays a call.
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddIntsConstant(g, "c", {7, -1});
+  AddIntAttr(AddNode(g, "Cast", {"c"}, {"y"}), "to", onnx::TensorProto::STRING);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::STRING, {"2"});
+  absl::StatusOr<Module> mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  std::shared_ptr<const vm::Executable> exe = CompileAndLoad(*mod);
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  absl::StatusOr<Value> got = machine.Invoke("main", {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const NDArrayObj* y = got->As<NDArrayObj>();
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(StringElement(*y, 0).value_or("?"), "7");
+  EXPECT_EQ(StringElement(*y, 1).value_or("?"), "-1");
+}
+
 TEST(OnnxImporterErrorTest, StringTensorsOnlyCast) {
   // Strings reach no kernel but cast: Concat of string inputs is a type error.
   onnx::ModelProto m = Model();
   onnx::GraphProto* g = m.mutable_graph();
   AddValue(g->mutable_input(), "a", onnx::TensorProto::STRING, {"2"});
   AddNode(g, "Identity", {"a"}, {"b"});
-  AddNode(g, "Concat", {"a", "b"}, {"c"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  AddIntAttr(AddNode(g, "Concat", {"a", "b"}, {"c"}), "axis", 0);
   AddValue(g->mutable_output(), "c", onnx::TensorProto::STRING, {"4"});
   ExpectErrorMentions(Import(m), "concatenate: input 0 is a string tensor: concatenate takes "
                                  "none (only cast converts strings)");
