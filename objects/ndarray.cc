@@ -57,8 +57,17 @@ absl::StatusOr<NDArray> NDArrayObj::Create(Storage storage, size_t offset, DType
 absl::StatusOr<NDArray> NDArrayObj::CreateNew(Storage storage, size_t offset, DType dtype,
                                               absl::Span<const int64_t> shape) {
   DYNVM_ASSIGN_OR_RETURN(NDArray t, Create(std::move(storage), offset, dtype, shape));
-  // A new string tensor's elements are null pointers, which read as "".
-  if (dtype == DType::kString) std::memset(t->data(), 0, t->nbytes());
+  // A new string tensor's elements are null pointers, which read as "". Texts an
+  // earlier string tensor left in this place (memory planning reuses storages) go.
+  if (dtype == DType::kString) {
+    const auto* elements = static_cast<const char*>(t->data());
+    for (int64_t i = 0; i < t->num_elements(); ++i) {
+      const StringObj* old;
+      std::memcpy(&old, elements + i * sizeof(old), sizeof(old));
+      if (old != nullptr) t->storage()->ReleaseString(old);  // a lookup if not its own
+    }
+    std::memset(t->data(), 0, t->nbytes());
+  }
   return t;
 }
 

@@ -365,7 +365,7 @@ absl::StatusOr<NpyStrings> EncodeStrings(const NDArrayObj& array) {
   for (size_t i = 0; i < count; ++i) {
     uint8_t* p = out.data.data() + i * width * (utf8 ? 4 : 1);
     if (!utf8) {
-      std::memcpy(p, texts[i].data(), texts[i].size());
+      if (!texts[i].empty()) std::memcpy(p, texts[i].data(), texts[i].size());  // "" may be null
       continue;
     }
     for (size_t k = 0; k < code_points[i].size(); ++k) {

@@ -259,8 +259,10 @@ absl::Status Prefixed(std::string_view context, const absl::Status& status) {
 // The tensors of `sequence`, whose data is relative to `base_dir`, as a List ADT value
 // (importer.h).
 absl::StatusOr<Value> ListOf(const onnx::SequenceProto& sequence, const std::string& base_dir) {
-  if (sequence.elem_type() != onnx::SequenceProto::TENSOR &&
-      sequence.elem_type() != onnx::SequenceProto::UNDEFINED) {
+  if ((sequence.elem_type() != onnx::SequenceProto::TENSOR &&
+       sequence.elem_type() != onnx::SequenceProto::UNDEFINED) ||
+      sequence.sequence_values_size() > 0 || sequence.map_values_size() > 0 ||
+      sequence.optional_values_size() > 0 || sequence.sparse_tensor_values_size() > 0) {
     return absl::UnimplementedError(absl::StrFormat(
         "a sequence of element type %d: only sequences of tensors are read", sequence.elem_type()));
   }

@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -82,9 +83,10 @@ absl::StatusOr<T> ElementFromText(std::string_view text) {
     T v{};
     auto [ptr, ec] = std::from_chars(digits.data(), end, v);
     if (std::is_unsigned_v<T> && ec == std::errc::invalid_argument && digits.starts_with('-')) {
-      uint64_t magnitude = 0;  // "-5" is a number, below an unsigned type's range
+      uint64_t magnitude = 0;  // "-5" is a number, below an unsigned type's range; "-0" is 0
       const auto [mag_end, mag_ec] = std::from_chars(digits.data() + 1, end, magnitude);
       if (mag_end == end && mag_ec != std::errc::invalid_argument) {
+        if (mag_ec == std::errc() && magnitude == 0) return T{0};
         ec = std::errc::result_out_of_range;
       }
     }
@@ -104,16 +106,17 @@ absl::StatusOr<T> ElementFromText(std::string_view text) {
     Parsed v = 0;
     const auto [ptr, ec] = std::from_chars(number.data(), end, v);
     if ((ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != end ||
-        number.empty()) {
+        number.empty() || number.find('(') != std::string_view::npos) {  // no "nan(123)"
       return internal::NotA("a number", text);
     }
     if (ec == std::errc::result_out_of_range) {
       // Too small rounds to zero (or a subnormal), as numpy reads it; too large is an
-      // error. Which one, a wider parse says.
-      long double wide = 0;
-      std::from_chars(number.data(), end, wide);
-      if (!(std::fabs(wide) < 1)) return internal::OutOfRange(text, DTypeOf<T>());
-      v = static_cast<Parsed>(wide);
+      // error. strtod says which: it gives infinity past double's range and a value
+      // below 1 in magnitude only for an underflow.
+      const std::string copy(number);
+      const double d = std::strtod(copy.c_str(), nullptr);
+      if (!(std::fabs(d) < 1)) return internal::OutOfRange(text, DTypeOf<T>());
+      v = static_cast<Parsed>(d);
     }
     const T out = Convert<T>(v);
     if (std::isinf(Widen(out)) && !std::isinf(v)) return internal::OutOfRange(text, DTypeOf<T>());

@@ -342,6 +342,17 @@ TEST(CastStringTest, TextToNumbers) {
   EXPECT_EQ(p[6], std::numeric_limits<float>::denorm_min());
   EXPECT_TRUE(p[7] == 0 && std::signbit(p[7]));  // below f32's range: rounds to zero
 
+  const std::vector<std::string> tiny = {"1e-400", "-0"};
+  absl::StatusOr<NDArray> f64 = CastTo(*MakeStringTensor({2}, tiny, MakeNaiveAllocator()), DType::kF64);
+  ASSERT_TRUE(f64.ok()) << f64.status();
+  EXPECT_EQ((*f64)->data_as<double>()[0], 0.0);  // below f64's range: rounds to zero
+  absl::StatusOr<NDArray> u8 = CastTo(*MakeStringTensor({2}, tiny, MakeNaiveAllocator()), DType::kU8);
+  EXPECT_FALSE(u8.ok());  // "1e-400" is no integer
+  const std::vector<std::string> zero = {"-0"};
+  absl::StatusOr<NDArray> u32 = CastTo(*MakeStringTensor({1}, zero, MakeNaiveAllocator()), DType::kU32);
+  ASSERT_TRUE(u32.ok()) << u32.status();
+  EXPECT_EQ((*u32)->data_as<uint32_t>()[0], 0u);
+
   const std::vector<std::string> ints = {"-128", "+127", "0"};
   absl::StatusOr<NDArray> i8 = CastTo(*MakeStringTensor({3}, ints, MakeNaiveAllocator()), DType::kI8);
   ASSERT_TRUE(i8.ok()) << i8.status();
@@ -363,6 +374,9 @@ TEST(CastStringTest, TextThatIsNotTheNumberIsAnError) {
       {"1.5", DType::kI32, "'1.5' is not an integer (i32)"},
       {"128", DType::kI8, "'128' is out of the range of i8"},
       {"-1", DType::kU8, "'-1' is out of the range of u8"},
+      {"1e99999", DType::kF32, "'1e99999' is out of the range of f32"},
+      {"-1e99999", DType::kF64, "'-1e99999' is out of the range of f64"},
+      {"nan(1)", DType::kF32, "'nan(1)' is not a number"},
       {"70000", DType::kF16, "'70000' is out of the range of f16"},
       {"+-1", DType::kI32, "'+-1' is not an integer (i32)"},
       {" 1", DType::kF32, "' 1' is not a number"},

@@ -72,6 +72,23 @@ TEST(StringTensorTest, SettingAgainReleasesTheOldTextAndEmptyTakesNothing) {
   EXPECT_EQ(StringElement(**t, 0).value_or("?"), "self");
 }
 
+TEST(StringTensorTest, ANewTensorInAStorageReleasesTheTextsLeftThere) {
+  // Memory planning places string tensors where earlier ones were; Create only views.
+  absl::StatusOr<Storage> storage = AllocateStorage(MakeNaiveAllocator(), 16);
+  ASSERT_TRUE(storage.ok());
+  absl::StatusOr<NDArray> first = NDArrayObj::CreateNew(*storage, 0, DType::kString, {2});
+  ASSERT_TRUE(first.ok());
+  SetStringElement(**first, 1, "left");
+  const StringObj* left = Pointer(**first, 1);
+  absl::StatusOr<NDArray> view = NDArrayObj::Create(*storage, 0, DType::kString, {2});
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(StringElement(**view, 1).value_or("?"), "left");
+  absl::StatusOr<NDArray> second = NDArrayObj::CreateNew(*storage, 0, DType::kString, {2});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(StringElement(**second, 1).value_or("?"), "");
+  EXPECT_FALSE((*storage)->OwnsString(left));
+}
+
 TEST(StringTensorTest, MakeChecksTheCount) {
   const std::vector<std::string> values = {"a", "b"};
   absl::StatusOr<NDArray> t = MakeStringTensor({3}, values, MakeNaiveAllocator());
@@ -107,7 +124,7 @@ TEST(StringTensorTest, ForeignBytesAreAnErrorNotAPointer) {
   // them) overwrites its elements.
   absl::StatusOr<Storage> storage = AllocateStorage(MakeNaiveAllocator(), 64);
   ASSERT_TRUE(storage.ok());
-  absl::StatusOr<NDArray> strings = NDArrayObj::Create(*storage, 0, DType::kString, {2});
+  absl::StatusOr<NDArray> strings = NDArrayObj::CreateNew(*storage, 0, DType::kString, {2});
   ASSERT_TRUE(strings.ok());
   SetStringElement(**strings, 0, "kept");
   absl::StatusOr<NDArray> ints = NDArrayObj::Create(*storage, 0, DType::kI64, {2});

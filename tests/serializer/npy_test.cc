@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -266,6 +267,20 @@ TEST(NpyTest, StringTensorsRoundTrip) {
     EXPECT_EQ((*b)->dtype(), DType::kString);
     EXPECT_EQ(Strings(*b), texts);
   }
+}
+
+TEST(NpyTest, StringTensorsItCannotWriteAreErrors) {
+  // An element its storage does not hold (bytes written as another type's).
+  NDArray forged = *NDArrayObj::Empty({1}, DType::kString, Alloc());
+  const uintptr_t junk = 0x1230;
+  std::memcpy(forged->data(), &junk, sizeof(junk));
+  absl::StatusOr<std::string> a = SerializeNpy(forged);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  // One element wider than a reader takes (2^20 code points).
+  const std::vector<std::string> texts = {std::string((size_t{1} << 20) + 1, 'x'), "y"};
+  absl::StatusOr<std::string> b = SerializeNpy(*MakeStringTensor({2}, texts, Alloc()));
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(b.status().message(), HasSubstr("the longest 1048577 code points"));
 }
 
 TEST(NpyTest, RefusesBadStrings) {
