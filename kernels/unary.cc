@@ -259,26 +259,28 @@ absl::Status CastShapeFn(const ShapeCall& call) {
 // element is its own allocation, and strings are rare.
 absl::Status CastStrings(const NDArrayObj& x, const NDArrayObj& y) {
   const int64_t n = x.num_elements();
-  if (x.dtype() == DType::kString) {
+  if (x.dtype() == DType::kString && y.dtype() == DType::kString) {
     for (int64_t i = 0; i < n; ++i) {
       DYNVM_ASSIGN_OR_RETURN(const std::string_view text, StringElement(x, i));
-      if (y.dtype() == DType::kString) {
-        SetStringElement(y, i, text);
-        continue;
-      }
-      const absl::Status status = elementwise::VisitDType(y.dtype(), [&](auto tag) {
-        using D = decltype(tag);
-        absl::StatusOr<D> v = elementwise::ElementFromText<D>(text);
-        if (!v.ok()) return v.status();
-        y.data_as<D>()[i] = *v;
-        return absl::OkStatus();
-      });
-      if (!status.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("cast: element %d: %s", i, status.message()));
-      }
+      SetStringElement(y, i, text);
     }
     return absl::OkStatus();
+  }
+  if (x.dtype() == DType::kString) {
+    return elementwise::VisitDType(y.dtype(), [&](auto tag) -> absl::Status {
+      using D = decltype(tag);
+      D* py = y.data_as<D>();
+      for (int64_t i = 0; i < n; ++i) {
+        DYNVM_ASSIGN_OR_RETURN(const std::string_view text, StringElement(x, i));
+        absl::StatusOr<D> v = elementwise::ElementFromText<D>(text);
+        if (!v.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("cast: element %d: %s", i, v.status().message()));
+        }
+        py[i] = *v;
+      }
+      return absl::OkStatus();
+    });
   }
   elementwise::VisitDType(x.dtype(), [&](auto tag) {
     using S = decltype(tag);

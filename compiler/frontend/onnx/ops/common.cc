@@ -27,6 +27,10 @@ kernels::Attrs AxesAttr(const std::vector<int64_t>& axes) {
   return {{"axis", axes}};
 }
 
+Type AnyExtents(const Type& t) {
+  return Type::Tensor(t.dtype(), std::vector<Dim>(t.rank(), Dim::Any()));
+}
+
 OnnxValue ShapeOperand(const OnnxValue& v) {
   if (std::optional<std::vector<int64_t>> c = v.ConstantElements()) return NodeContext::ConstantI64(*c);
   return v;

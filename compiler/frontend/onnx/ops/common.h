@@ -42,6 +42,10 @@ kernels::Attrs AxesAttr(const std::vector<int64_t>& axes);
 // is one, else the value's own run-time expression.
 OnnxValue ShapeOperand(const OnnxValue& v);
 
+// A tensor type of `t`'s dtype and rank whose extents are all `?`: what a loop-carried
+// value may become from one iteration to the next, and a sequence's element type.
+Type AnyExtents(const Type& t);
+
 // The axes of Squeeze/Unsqueeze/Reduce*: an attribute before opset `input_since`, an
 // optional input (number `input_index`, which must be known at compile time) from then
 // on; nothing when absent.

@@ -47,12 +47,6 @@ absl::StatusOr<OnnxValue> ToRank(const NodeContext& ctx, const OnnxValue& v, int
   return ctx.Call("reshape", {v}, {{"newshape", rank == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{1}}});
 }
 
-// A type of `t`'s dtype and rank whose extents are all `?`: what a loop-carried value
-// may become from one iteration to the next.
-Type AnyExtents(const Type& t) {
-  return Type::Tensor(t.dtype(), std::vector<Dim>(t.rank(), Dim::Any()));
-}
-
 // A loop body (Loop's or Scan's) and the variables of its carried values.
 struct CarriedBody {
   OnnxValue body;

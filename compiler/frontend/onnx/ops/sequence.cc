@@ -44,7 +44,7 @@ absl::StatusOr<Type> ElementType(const NodeContext& ctx, const OnnxValue& seq) {
 
 // `t` as a list element: every extent `?`.
 OnnxValue Element(const NodeContext& ctx, const OnnxValue& t) {
-  return ctx.Narrow(t, Type::Tensor(t.type.dtype(), std::vector<Dim>(t.type.rank(), Dim::Any())));
+  return ctx.Narrow(t, AnyExtents(t.type));
 }
 
 OnnxValue Length(const OnnxValue& seq) {
@@ -72,7 +72,7 @@ absl::StatusOr<OnnxValue> Position(const NodeContext& ctx, int i, const OnnxValu
 
 absl::StatusOr<Values> ConvertSequenceConstruct(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(const OnnxValue first, ctx.Input(0));
-  const Type element = Type::Tensor(first.type.dtype(), std::vector<Dim>(first.type.rank(), Dim::Any()));
+  const Type element = AnyExtents(first.type);
   Expr list = Nil();
   for (int i = ctx.num_inputs() - 1; i >= 0; --i) {
     DYNVM_ASSIGN_OR_RETURN(const OnnxValue t, ctx.Input(i));
@@ -103,7 +103,7 @@ absl::StatusOr<Values> ConvertSequenceAt(NodeContext& ctx) {
 absl::StatusOr<Values> ConvertSequenceInsert(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(const OnnxValue seq, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(const OnnxValue t, ctx.Input(1));
-  const Type element = Type::Tensor(t.type.dtype(), std::vector<Dim>(t.type.rank(), Dim::Any()));
+  const Type element = AnyExtents(t.type);
   if (seq.type.kind() == TypeKind::kAdt && !seq.type.args().empty() && seq.type.args()[0].is_tensor() &&
       seq.type.args()[0] != element) {
     return ctx.Unimplemented("an element of another dtype or rank than the sequence's");
@@ -232,7 +232,7 @@ bool IsSequenceOperator(std::string_view op_type) {
 absl::StatusOr<Module> SequencePrelude() { return ParseModule(kPrelude, {}, "sequence prelude"); }
 
 Type SequenceOf(const Type& element) {
-  return ListOf(Type::Tensor(element.dtype(), std::vector<Dim>(element.rank(), Dim::Any())));
+  return ListOf(AnyExtents(element));
 }
 
 void AddSequenceConverters(ConverterTable& table) {
