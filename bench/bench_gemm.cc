@@ -69,6 +69,45 @@ BENCHMARK(BM_Gemm)->Apply(GemmShapes);
 BENCHMARK(BM_GemmOneThread)->Apply(GemmShapes);
 BENCHMARK(BM_GemmPackedB)->Apply(GemmShapes);
 
+// A BERT-base encoder layer's four projections with packed weights (Q/K/V combined
+// 768 -> 2304, output 768 -> 768, FFN 768 -> 3072 and 3072 -> 768) at M rows, over 8
+// layers' weights (227 MB, 7 times the largest L3 we run on), layer after layer as a
+// model runs them: at short sequences every weight comes from memory once per
+// inference, and "GBps" (the weights' bytes per second) compares with
+// BM_MemoryBandwidth. Named BM_GemmWeightStream/M.
+void BM_GemmWeightStream(benchmark::State& state) {
+  const int64_t m = state.range(0);
+  constexpr int64_t kLayers = 8;
+  constexpr std::tuple<int64_t, int64_t> kShapes[] = {{768, 2304}, {768, 768}, {768, 3072},
+                                                      {3072, 768}};
+  std::vector<std::vector<float>> weights;
+  int64_t weight_bytes = 0, flops = 0;
+  for (int64_t layer = 0; layer < kLayers; ++layer) {
+    for (const auto& [k, n] : kShapes) {
+      const std::vector<float> w = RandomFloats(k * n, 10 + layer);
+      std::vector<float>& packed = weights.emplace_back(GemmPackedBSize(k, n));
+      GemmPackB(k, n, w.data(), n, /*trans_b=*/false, packed.data());
+      weight_bytes += static_cast<int64_t>(packed.size() * sizeof(float));
+      flops += 2 * m * k * n;
+    }
+  }
+  const std::vector<float> a = RandomFloats(m * 3072, 1);
+  std::vector<float> c(m * 3072);
+  ThreadPool& pool = BenchPool(2);
+  for (auto _ : state) {
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const auto& [k, n] = kShapes[i % std::size(kShapes)];
+      GemmF32({.m = m, .n = n, .k = k, .a = a.data(), .lda = k, .b = weights[i].data(),
+               .ldb = n, .b_packed = true, .c = c.data(), .ldc = n},
+              pool);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = Giga(static_cast<double>(flops));
+  state.counters["GBps"] = Giga(static_cast<double>(weight_bytes));
+}
+BENCHMARK(BM_GemmWeightStream)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64)->UseRealTime();
+
 // The micro-kernel alone (the best table's, no epilogue) on one thread, over operands
 // that stay in L1: a kc = 384 B panel and eight A panels, each tile added to a C block
 // 6 x 16 in L1 too. What it reaches of BM_FmaPeak/1 is the ceiling of every GEMM above;

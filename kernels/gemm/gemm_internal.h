@@ -21,6 +21,10 @@
 
 namespace dynvm::kernels::internal {
 
+// How far ahead of its loads a kernel that streams a packed B from memory prefetches
+// it, in bytes (32 k steps of a panel).
+constexpr int64_t kStreamPrefetchBytes = 2048;
+
 // One call of a micro-kernel: tile C[0:mr, 0:nr] (mr <= MR, nr <= NR) of the product
 // of a packed panel of A (kc x MR) and a packed panel of B (kc x NR).
 struct GemmTile {
@@ -35,6 +39,10 @@ struct GemmTile {
   const float* bias;      // at the tile's first column, or null
   const float* residual;  // at the tile's first element, row stride ldr, or null
   int64_t ldr;
+  // Where the k loop prefetches from, one 64-byte line (a k step of B) per step, when
+  // the driver streams B from memory (B ahead of the loads); 0: no prefetch. An
+  // address, not a pointer, since it may lie past the end of B: it is only a hint.
+  uintptr_t prefetch;
 };
 
 // Computes one tile. Rows past mr and columns past nr of C, bias and residual are

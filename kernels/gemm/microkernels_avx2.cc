@@ -92,9 +92,9 @@ void StoreTile(const GemmTile& t, __m256 (&acc)[kMr][2]) {
 }
 
 // The micro-kernel: 12 accumulators, and per k step two loads of B, six broadcasts of
-// A and 12 FMAs.
-template <Activation kAct>
-void f32_gemm_6x16__avx2_fma(const GemmTile& t) {
+// A and 12 FMAs (and, with kPrefetch, a prefetch of the line t.prefetch has reached).
+template <Activation kAct, bool kPrefetch>
+void Tile6x16(const GemmTile& t) {
   // C's rows are far apart (often a multiple of 4 KiB, so they share an L1 set) and
   // were last touched a whole block ago: fetch them while the k loop runs.
   for (int r = 0; r < t.mr; ++r) {
@@ -105,9 +105,11 @@ void f32_gemm_6x16__avx2_fma(const GemmTile& t) {
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   const float* a = t.a;
   const float* b = t.b;
+  uintptr_t prefetch = t.prefetch;
   const int64_t kc = t.kc;
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr, prefetch += kNr * sizeof(float)) {
+    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(prefetch), _MM_HINT_T0);
     const __m256 b0 = _mm256_loadu_ps(b);
     const __m256 b1 = _mm256_loadu_ps(b + 8);
     __m256 va = _mm256_broadcast_ss(a);
@@ -135,6 +137,15 @@ void f32_gemm_6x16__avx2_fma(const GemmTile& t) {
     StoreTile<kAct, true>(t, acc);
   } else {
     StoreTile<kAct, false>(t, acc);
+  }
+}
+
+template <Activation kAct>
+void f32_gemm_6x16__avx2_fma(const GemmTile& t) {
+  if (t.prefetch != 0) {
+    Tile6x16<kAct, true>(t);
+  } else {
+    Tile6x16<kAct, false>(t);
   }
 }
 

@@ -175,9 +175,10 @@ TEST(GemmTest, EveryTransposeAndEpilogue) {
         for (bool bias : {false, true}) {
           for (Activation act : kActivations) {
             for (Residual res : {Residual::kNone, Residual::kSeparate, Residual::kAliasesC}) {
-              // k = 500 spans two k blocks (of at most 384); 13 x 37 leaves partial
-              // tiles in both directions; 3 rows take the path for a few rows (B read in
-              // place).
+              // k = 500 spans two k blocks (of at most 384; four with B packed ahead,
+              // which 13 rows read as a stream in blocks of at most 128); 13 x 37 leaves
+              // partial tiles in both directions; 3 rows take the path for a few rows
+              // (B read in place).
               for (int64_t m : {3, 13}) {
                 for (bool packed_b : {false, true}) {
                   Check(table,
@@ -229,6 +230,11 @@ TEST(GemmTest, LargeShapesOnThreads) {
        .activation = Activation::kGeluTanh, .residual = Residual::kAliasesC, .pad = 7},
       {.m = 70, .n = 1100, .k = 400, .trans_b = true, .bias = true, .packed_b = true},
       {.m = 5, .n = 1100, .k = 300, .residual = Residual::kSeparate, .packed_b = true},
+      // B packed ahead and read as a stream (84 x 780 is the largest packed A that
+      // is): four tasks over two column panels, so that the tasks split the rows too,
+      // over seven k blocks, into C that the residual aliases.
+      {.m = 84, .n = 32, .k = 780, .trans_a = true, .bias = true,
+       .activation = Activation::kRelu, .residual = Residual::kAliasesC, .packed_b = true},
   };
   for (const Case& cs : kCases) {
     for (ThreadPool* pool : {&one, &two, &three}) {
