@@ -3,9 +3,9 @@
 // A call first packs all of op(A) into MR-row panels, k block by k block (in parallel
 // when it is large): packed panels are read contiguously by the micro-kernel, with no
 // L1 set conflicts between rows whose stride is a multiple of 4 KiB, and the transpose
-// of A is absorbed here. Then C is cut into a 2-D grid of tasks (row ranges x column
-// ranges) that the pool's threads take in turn; a task computes its block of C in the
-// loop order of GotoBLAS/BLIS:
+// of A is absorbed here. Then the pool's threads claim tasks in turn, each a range of
+// column panels in one band of rows, ranges that shrink as the work runs out (guided
+// scheduling); a task computes its block of C in the loop order of GotoBLAS/BLIS:
 //
 //   for jc in task columns, step nc
 //     for pc in 0..k, step kc
@@ -17,7 +17,9 @@
 //             micro-kernel: C[ir, jr] (+)= A[ir, pc:] B[pc:, jr]; epilogue on the last pc
 //
 // Tasks split the columns first, so that B, the larger operand of a typical layer, is
-// packed once; rows are split only when there are too few column panels to go round.
+// packed once; rows are split into bands only when there are too few column panels to
+// go round. A product with B packed ahead and few rows reads B in memory order instead
+// (kStreamMaxA).
 // Packing buffers are per thread and kept across calls, so a call allocates only while
 // they grow. B packed ahead (GemmPackB, for weights) holds the same NR-wide panels, only
 // over all of k: the micro-kernel reads them in place.
@@ -48,10 +50,16 @@ constexpr int64_t kNcMax = 1024;
 constexpr int64_t kMinTaskWork = int64_t{1} << 19;
 // Elements of A below which packing is not worth handing to another thread.
 constexpr int64_t kMinPackWork = int64_t{1} << 14;
-// Tasks per thread: threads claim tasks one by one, so finer tasks balance better; the
-// cost of a task is reading the packed A once more. 8 measured 1-9% faster than 4 at
-// BERT's shapes on 2 threads (20 of 30 interleaved runs).
+// Tasks per thread, which decides the bands of rows when column panels are too few for
+// them: finer tasks balance better; the cost of a task is reading the packed A once
+// more. 8 measured 1-9% faster than 4 at BERT's shapes on 2 threads (20 of 30
+// interleaved runs), when they were a fixed grid.
 constexpr int64_t kTasksPerThread = 8;
+// A thread claims 1 / (kGuidedShare * threads) of the column panels left in its band
+// (at least one panel): against a fixed grid of 8 tasks per thread, 2-6% faster at
+// BERT's packed shapes with 128 rows and neutral elsewhere (7 interleaved rounds);
+// a share of 1 (larger pieces) lost 1-4% again.
+constexpr int64_t kGuidedShare = 2;
 // Packing an element of B costs about as much as this many multiply-adds.
 constexpr int64_t kPackCost = 8;
 // The largest packed copy of A, in floats (16 MiB).
@@ -241,18 +249,33 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
       std::clamp<int64_t>(work / kMinTaskWork, 1, kTasksPerThread * pool.num_threads());
   const int64_t tasks_n = std::min(max_tasks, n_panels);
   const int64_t tasks_m = std::min(CeilDiv(max_tasks, tasks_n), m_panels);
-  // Threads claim tasks one at a time (the pool would hand out chunks of several), so
-  // that a thread slowed down, by the host or by reading what the other core packed,
-  // takes fewer: the two threads then finish within a task of each other.
+  // Threads claim column panels of a band of rows, in pieces that shrink as the work
+  // runs out (guided scheduling; a piece never spans two bands). One at a time, not in
+  // the pool's chunks, so that a thread slowed down, by the host or by reading what the
+  // other core packed, takes fewer; large first pieces read the packed A fewer times,
+  // and the last ones, of a single panel or kMinTaskWork, leave the threads finishing
+  // within a small piece of each other.
+  const int64_t band_panels = CeilDiv(m_panels, tasks_m);
+  const int64_t min_piece = std::clamp<int64_t>(
+      kMinTaskWork / (band_panels * kern.mr * std::max<int64_t>(g.k, 1) * kern.nr), 1, n_panels);
+  const int64_t units = tasks_m * n_panels;
+  const int64_t runners =
+      std::min<int64_t>(CeilDiv(units, min_piece), pool.num_threads());
   std::atomic<int64_t> next{0};
-  const int64_t tasks = tasks_m * tasks_n;
-  const int64_t runners = std::min<int64_t>(tasks, pool.num_threads());
   pool.ParallelFor(runners, /*grain=*/1, [&](int64_t, int64_t) {
-    for (int64_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) {
-      int64_t m0, m1, n0, n1;
-      PartRange(task / tasks_n, tasks_m, m_panels, kern.mr, g.m, m0, m1);
-      PartRange(task % tasks_n, tasks_n, n_panels, kern.nr, g.n, n0, n1);
-      if (m0 < m1 && n0 < n1) RunTask(kern, g, kb, stream, a_pack, m_pad, m0, m1, n0, n1);
+    int64_t start = next.load(std::memory_order_relaxed);
+    while (start < units) {
+      const int64_t band = start / n_panels, panel = start % n_panels;
+      const int64_t piece = std::min(
+          std::max((units - start) / (kGuidedShare * runners), min_piece), n_panels - panel);
+      if (!next.compare_exchange_weak(start, start + piece, std::memory_order_relaxed)) {
+        continue;  // start now holds what another thread left
+      }
+      int64_t m0, m1;
+      PartRange(band, tasks_m, m_panels, kern.mr, g.m, m0, m1);
+      const int64_t n0 = panel * kern.nr, n1 = std::min(g.n, (panel + piece) * kern.nr);
+      if (m0 < m1) RunTask(kern, g, kb, stream, a_pack, m_pad, m0, m1, n0, n1);
+      start = next.load(std::memory_order_relaxed);
     }
   });
 }
