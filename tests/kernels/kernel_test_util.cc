@@ -86,6 +86,7 @@ void SetElement(NDArrayObj& t, int64_t i, double v) {
       t.data_as<uint64_t>()[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
       break;
     case DType::kBool: t.data_as<uint8_t>()[i] = v != 0.0 ? 1 : 0; break;
+    case DType::kString: ADD_FAILURE() << "a string tensor has no numeric elements"; break;
   }
 }
 
@@ -171,6 +172,7 @@ double ElementAsDouble(const NDArrayObj& t, int64_t i) {
     case DType::kU16: return t.data_as<uint16_t>()[i];
     case DType::kU32: return t.data_as<uint32_t>()[i];
     case DType::kU64: return static_cast<double>(t.data_as<uint64_t>()[i]);
+    case DType::kString: ADD_FAILURE() << "a string tensor has no numeric elements"; break;
   }
   return 0.0;
 }
