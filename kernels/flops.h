@@ -1,22 +1,26 @@
-// The floating-point operations of one kernel call, where the kernel library knows
-// them: the matrix products and convolutions that dominate a model's time (a multiply
-// and an add count two). The profiler divides by time for GFLOP/s.
-//
-//   std::optional<double> flops = KernelFlops(kernel.name(), args, kernel.num_inputs());
+// The floating-point operations of the matrix products and convolutions, the kernels
+// that dominate a model's time: the FlopsFn (kernels/kernel.h) their KernelDefs name,
+// for the profiler's GFLOP/s. A multiply and an add count two. Each returns nullopt for
+// arguments that do not have the shapes its kernels take (the call failed).
 #ifndef DYNVM_KERNELS_FLOPS_H_
 #define DYNVM_KERNELS_FLOPS_H_
 
 #include <optional>
-#include <string_view>
 
 #include "objects/ndarray.h"
 
 namespace dynvm::kernels {
 
-// `args` are the call's inputs then outputs (as kernels receive them), `num_inputs` of
-// the former. Nothing for a kernel whose count is not known here, or for arguments
-// that do not have the shapes the kernel takes (the call failed).
-std::optional<double> KernelFlops(std::string_view kernel, NDArrayObj* const* args, int num_inputs);
+// nn.dense, nn.contrib_dense_pack: x [..., K] -> [..., N], each output a dot product
+// of length K.
+std::optional<double> DenseFlops(const void* state, NDArrayObj* const* args, int num_inputs);
+// matmul, nn.matmul, nn.batch_matmul: K from a's matrix dims ([M, K] or, transposed,
+// [K, M]), whatever batch dims it broadcasts.
+std::optional<double> MatmulFlops(const void* state, NDArrayObj* const* args, int num_inputs);
+// gemm: A [M, K] or, transposed, [K, M]; C [M, N].
+std::optional<double> GemmFlops(const void* state, NDArrayObj* const* args, int num_inputs);
+// nn.conv1d, nn.conv2d: the weight [out_channels, in_channels / groups, kernel...].
+std::optional<double> ConvFlops(const void* state, NDArrayObj* const* args, int num_inputs);
 
 }  // namespace dynvm::kernels
 

@@ -20,6 +20,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -77,6 +78,13 @@ struct ShapeCall {
 // what the kernel itself would report for these inputs (shapes that do not fit).
 using ShapeFn = absl::Status (*)(const ShapeCall& call);
 
+// The floating-point operations of a call (a multiply and an add count two), for the
+// profiler's GFLOP/s: `state` is what Bind returned, `args` the call's inputs then
+// outputs. nullopt when the arguments do not have the shapes the kernel takes (the
+// call failed).
+using FlopsFn = std::optional<double> (*)(const void* state, NDArrayObj* const* args,
+                                          int num_inputs);
+
 // Parses attributes into the kernel's private state. Errors name the attribute.
 using BindFn = absl::StatusOr<std::shared_ptr<const void>> (*)(const Attrs& attrs);
 
@@ -111,6 +119,9 @@ struct KernelDef {
   // kernel is refused them by BoundKernel before it runs: their elements are pointers
   // that only string-aware code may copy or follow.
   bool takes_strings = false;
+  // Counts a call's floating-point operations; null for kernels whose time is not
+  // spent in arithmetic worth counting (kernels/flops.h has the matrix products').
+  FlopsFn flops = nullptr;
 };
 
 // A kernel resolved for one kernel-table entry, ready to call.
@@ -131,6 +142,11 @@ class BoundKernel {
   // Fills `output_shapes` (num_outputs entries) with the shapes a call on `inputs`
   // produces. Unimplemented if the kernel has no shape function.
   absl::Status InferShapes(NDArrayObj* const* inputs, Shape* output_shapes) const;
+  // The floating-point operations of a call on `args`, if the kernel counts them.
+  std::optional<double> Flops(NDArrayObj* const* args) const {
+    if (def_->flops == nullptr) return std::nullopt;
+    return def_->flops(state_.get(), args, num_inputs_);
+  }
   const std::string& name() const { return def_->name; }
   int num_inputs() const { return num_inputs_; }
   int num_outputs() const { return num_outputs_; }

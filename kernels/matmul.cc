@@ -31,6 +31,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/broadcast.h"
+#include "kernels/flops.h"
 #include "kernels/gemm.h"
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
@@ -515,22 +516,23 @@ constexpr std::string_view kBatchMatmul = "nn.batch_matmul";
 absl::Status RegisterMatmulKernels(KernelRegistry& registry) {
   const KernelDef defs[] = {
       {.name = std::string(kDense), .num_inputs = kVariadic, .fn = DenseKernel,
-       .bind = BindDense, .shape_fn = internal::SingleShapeFn<InferDense>},
+       .bind = BindDense, .shape_fn = internal::SingleShapeFn<InferDense>, .flops = DenseFlops},
       {.name = std::string(kNnMatmul), .num_inputs = 2, .fn = MatmulKernel,
        .bind = BindMatmul<kNnMatmul, true, false>,
-       .shape_fn = internal::SingleShapeFn<InferMatmul>},
+       .shape_fn = internal::SingleShapeFn<InferMatmul>, .flops = MatmulFlops},
       {.name = std::string(kMatmul), .num_inputs = 2, .fn = MatmulKernel,
        .bind = BindMatmul<kMatmul, true, false>,
-       .shape_fn = internal::SingleShapeFn<InferMatmul>},
+       .shape_fn = internal::SingleShapeFn<InferMatmul>, .flops = MatmulFlops},
       {.name = std::string(kBatchMatmul), .num_inputs = 2, .fn = MatmulKernel,
        .bind = BindMatmul<kBatchMatmul, false, true>,
-       .shape_fn = internal::SingleShapeFn<InferMatmul>},
+       .shape_fn = internal::SingleShapeFn<InferMatmul>, .flops = MatmulFlops},
       {.name = std::string(kGemm), .num_inputs = kVariadic, .fn = GemmKernel, .bind = BindGemm,
-       .shape_fn = internal::SingleShapeFn<InferGemm>},
+       .shape_fn = internal::SingleShapeFn<InferGemm>, .flops = GemmFlops},
       {.name = std::string(kLayoutTransform), .num_inputs = 1, .fn = LayoutTransformKernel,
        .bind = BindLayoutTransform, .shape_fn = internal::SingleShapeFn<InferLayoutTransform>},
       {.name = std::string(kDensePack), .num_inputs = kVariadic, .fn = DensePackKernel,
-       .bind = BindDensePack, .shape_fn = internal::SingleShapeFn<InferDensePack>},
+       .bind = BindDensePack, .shape_fn = internal::SingleShapeFn<InferDensePack>,
+       .flops = DenseFlops},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

@@ -21,7 +21,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
-#include "kernels/flops.h"
 #include "objects/adt.h"
 #include "objects/ndarray.h"
 #include "objects/shape_tuple.h"
@@ -612,7 +611,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
                                                                 kernel_status.message())));
       }
       if constexpr (kProfile) {
-        options_.profiler->AddFlops(kernels::KernelFlops(kernel.name(), args, kernel.num_inputs()));
+        options_.profiler->AddFlops(kernel.Flops(args));
       }
     }
     NEXT();

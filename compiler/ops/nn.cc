@@ -233,29 +233,37 @@ absl::StatusOr<Type> DensePackRel(const OpCall& call) {
 // out = softmax(q · kᵀ · scale + mask) · v: q [B, H, Sq, D], k [B, H, Sk, D],
 // v [B, H, Sk, Dv], mask broadcasting to [B, H, Sq, Sk] -> [B, H, Sq, Dv].
 absl::StatusOr<Type> AttentionRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const std::string layout,
+                         kernels::GetStringAttr(call.attrs, "layout", "BHSD"));
+  if (layout != "BHSD" && layout != "BSHD") {
+    return OpError(call, absl::StrFormat("layout must be \"BHSD\" or \"BSHD\", got \"%s\"",
+                                         layout));
+  }
+  const int seq = layout == "BSHD" ? 1 : 2, heads = 3 - seq;
   DYNVM_ASSIGN_OR_RETURN(const Type q, TensorArg(call, 0, "q", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type k, TensorArg(call, 1, "k", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type v, TensorArg(call, 2, "v", kF32));
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) {
-    return OpError(call, absl::StrFormat("q %s, k %s and v %s must have rank 4 [B, H, S, D]",
-                                         ShapeText(q.shape()), ShapeText(k.shape()), ShapeText(v.shape())));
+    return OpError(call, absl::StrFormat("q %s, k %s and v %s must have rank 4 [%s]",
+                                         ShapeText(q.shape()), ShapeText(k.shape()),
+                                         ShapeText(v.shape()), seq == 1 ? "B, S, H, D" : "B, H, S, D"));
   }
   const auto& qs = q.shape();
   const auto& ks = k.shape();
   const auto& vs = v.shape();
-  for (int i = 0; i < 2; ++i) {
+  for (int i : {0, heads}) {
     if (!MayEqual(qs[i], ks[i]) || !MayEqual(qs[i], vs[i])) {
       return OpError(call, absl::StrFormat("q %s, k %s and v %s disagree on batch or heads",
                                            ShapeText(qs), ShapeText(ks), ShapeText(vs)));
     }
   }
-  if (!MayEqual(qs[3], ks[3]) || !MayEqual(ks[2], vs[2])) {
+  if (!MayEqual(qs[3], ks[3]) || !MayEqual(ks[seq], vs[seq])) {
     return OpError(call, absl::StrFormat("q %s, k %s and v %s: expected q and k to share D, k and v Sk",
                                          ShapeText(qs), ShapeText(ks), ShapeText(vs)));
   }
   if (call.args.size() == 4) {
     DYNVM_ASSIGN_OR_RETURN(const Type mask, TensorArg(call, 3, "mask", kF32));
-    const std::vector<Dim> scores = {qs[0], qs[1], qs[2], ks[2]};
+    const std::vector<Dim> scores = {qs[0], qs[heads], qs[seq], ks[seq]};
     DYNVM_ASSIGN_OR_RETURN(const std::vector<Dim> b, BroadcastShapes(call, mask.shape(), scores));
     if (b.size() != 4 || !std::equal(b.begin(), b.end(), scores.begin(),
                                      [](const Dim& x, const Dim& y) { return MayEqual(x, y); })) {
@@ -263,7 +271,9 @@ absl::StatusOr<Type> AttentionRel(const OpCall& call) {
                                            ShapeText(mask.shape()), ShapeText(scores)));
     }
   }
-  return Type::Tensor(DType::kF32, {qs[0], qs[1], qs[2], vs[3]});
+  std::vector<Dim> out = qs;
+  out[3] = vs[3];
+  return Type::Tensor(DType::kF32, std::move(out));
 }
 
 // PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],

@@ -240,9 +240,41 @@ std::optional<Expr> Attention(const Expr& e) {
   return Expr::Call(Expr::Op("nn.attention"), std::move(args), {{"scale", scale}});
 }
 
+// Whether `e` is transpose(x, axes=[0, 2, 1, 3]): [B, S, H, D] to [B, H, S, D].
+bool SwapsAxes12(const Expr& e) {
+  const std::vector<int64_t>* axes = IsOp(e, "transpose") ? IntsAttr(e, "axes") : nullptr;
+  return axes != nullptr && *axes == std::vector<int64_t>{0, 2, 1, 3};
+}
+
+// [attention-layout]: nn.attention (layout BHSD) whose q, k and v are each
+// transpose(x, [0, 2, 1, 3]) becomes transpose(nn.attention(x_q, x_k, x_v[, mask],
+// layout="BSHD"), [0, 2, 1, 3]), which reads the heads in place: three transposes
+// fewer, and the one left cancels with the transpose back to [B, S, H, D] that follows
+// attention in BERT-style models ([transpose-chain]).
+std::optional<Expr> AttentionLayout(const Expr& e) {
+  if (!IsOp(e, "nn.attention") || e.args().size() < 3) return std::nullopt;
+  const auto layout = e.attrs().find("layout");
+  if (layout != e.attrs().end() && layout->second != kernels::AttrValue(std::string("BHSD"))) {
+    return std::nullopt;
+  }
+  std::vector<Expr> args = e.args();
+  for (int i = 0; i < 3; ++i) {
+    if (!SwapsAxes12(args[i])) return std::nullopt;
+    args[i] = args[i].args()[0];
+  }
+  kernels::Attrs attrs = e.attrs();
+  attrs["layout"] = std::string("BSHD");
+  return Expr::Call(Expr::Op("transpose"),
+                    {Expr::Call(e.callee(), std::move(args), std::move(attrs))},
+                    {{"axes", std::vector<int64_t>{0, 2, 1, 3}}});
+}
+
 Expr Simplify(const Expr& e) {
   if (!e.is(ExprKind::kCall) || !e.callee().is(ExprKind::kOp)) return e;
-  if (std::optional<Expr> attention = Attention(e)) return *attention;
+  if (std::optional<Expr> attention = Attention(e)) {
+    return AttentionLayout(*attention).value_or(*attention);
+  }
+  if (std::optional<Expr> attention = AttentionLayout(e)) return *attention;
   if (std::optional<Expr> layer_norm = LayerNorm(e)) return *layer_norm;
   if (std::optional<Expr> gelu = Gelu(e)) return *gelu;
   if (IsOp(e, "reshape")) {

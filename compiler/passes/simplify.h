@@ -16,6 +16,9 @@
 //                        on the product, x / sqrt(2) also as x * (1 / sqrt(2))
 //   [attention]          matmul(softmax(matmul(q, kᵀ) * scale [+ mask]), v) ->
 //                        nn.attention(q, k, v[, mask], scale) for rank-4 f32 operands
+//   [attention-layout]   nn.attention(transpose(x, [0, 2, 1, 3]) for each of q, k, v
+//                        [, mask]) -> transpose(nn.attention(x_q, x_k, x_v[, mask],
+//                        layout="BSHD"), [0, 2, 1, 3]), heads read in place
 //
 // Requires: type inference (the rules that compare types skip untyped nodes); keeps
 // checked types and sharing.

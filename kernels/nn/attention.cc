@@ -8,6 +8,12 @@
 // seq_k], a causal one [seq_q, seq_k]). The attribute `scale` defaults to
 // 1 / sqrt(head_dim). The output is [batch, heads, seq_q, value_dim].
 //
+// With the attribute layout = "BSHD" (default "BHSD"), q, k, v and the output have
+// their sequence axis before the heads — [batch, seq, heads, dim], as a projection
+// writes them before the usual transpose — and the GEMMs read and write each head in
+// place with a row stride of heads * dim, so that no transpose is needed either side.
+// The mask keeps its [batch, heads, seq_q, seq_k] meaning.
+//
 // Each (batch, head) is cut into blocks of query rows small enough that the block's
 // score matrix (rows x seq_k) stays in cache between the two products: GemmF32 writes
 // the scaled scores, the mask is added and each row softmaxed in place, and GemmF32
@@ -17,6 +23,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -40,11 +48,17 @@ constexpr int64_t kScoreBlockFloats = 32 * 1024;
 struct AttentionState {
   bool has_scale;
   float scale;
+  bool seq_major;  // layout "BSHD"
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindAttention(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"scale"}));
-  AttentionState state{attrs.contains("scale"), 0.0f};
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"scale", "layout"}));
+  DYNVM_ASSIGN_OR_RETURN(const std::string layout, GetStringAttr(attrs, "layout", "BHSD"));
+  if (layout != "BHSD" && layout != "BSHD") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "attribute 'layout' must be \"BHSD\" or \"BSHD\", got \"%s\"", layout));
+  }
+  AttentionState state{attrs.contains("scale"), 0.0f, layout == "BSHD"};
   if (state.has_scale) {
     DYNVM_ASSIGN_OR_RETURN(const double scale, GetFloatAttr(attrs, "scale"));
     if (!std::isfinite(scale)) {
@@ -59,11 +73,17 @@ absl::StatusOr<std::shared_ptr<const void>> BindAttention(const Attrs& attrs) {
 // The extents of a call, after checking its inputs.
 struct AttentionDims {
   int64_t batch, heads, seq_q, seq_k, head_dim, value_dim;
+  bool seq_major;
   Shape full_mask() const { return {batch, heads, seq_q, seq_k}; }
-  Shape output() const { return {batch, heads, seq_q, value_dim}; }
+  // A tensor of the layout with `seq` and `dim` as its last-but-one extents.
+  Shape Of(int64_t seq, int64_t dim) const {
+    return seq_major ? Shape{batch, seq, heads, dim} : Shape{batch, heads, seq, dim};
+  }
+  Shape output() const { return Of(seq_q, value_dim); }
 };
 
-absl::StatusOr<AttentionDims> CheckAttentionInputs(absl::Span<NDArrayObj* const> inputs) {
+absl::StatusOr<AttentionDims> CheckAttentionInputs(absl::Span<NDArrayObj* const> inputs,
+                                                   bool seq_major) {
   DYNVM_RETURN_IF_ERROR(nn::CheckInputCount(kOp, static_cast<int>(inputs.size()), {3, 4},
                                             "q, k, v and an optional mask"));
   const char* const names[] = {"q", "k", "v", "mask"};
@@ -72,24 +92,25 @@ absl::StatusOr<AttentionDims> CheckAttentionInputs(absl::Span<NDArrayObj* const>
   }
   for (int i = 0; i < 3; ++i) {
     if (inputs[i]->ndim() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s must have rank 4 [batch, heads, seq, dim], got shape %s", kOp,
-                          names[i], ShapeToString(inputs[i]->shape())));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s must have rank 4 [batch, %s, dim], got shape %s", kOp, names[i],
+          seq_major ? "seq, heads" : "heads, seq", ShapeToString(inputs[i]->shape())));
     }
   }
   const Shape& q = inputs[0]->shape();
   const Shape& k = inputs[1]->shape();
   const Shape& v = inputs[2]->shape();
-  const AttentionDims dims{q[0], q[1], q[2], k[2], q[3], v[3]};
-  const int64_t k_expected[] = {dims.batch, dims.heads, dims.seq_k, dims.head_dim};
-  const int64_t v_expected[] = {dims.batch, dims.heads, dims.seq_k, dims.value_dim};
-  if (absl::MakeConstSpan(k) != absl::MakeConstSpan(k_expected) ||
-      absl::MakeConstSpan(v) != absl::MakeConstSpan(v_expected)) {
+  const int seq_axis = seq_major ? 1 : 2, heads_axis = seq_major ? 2 : 1;
+  const AttentionDims dims{q[0], q[heads_axis], q[seq_axis], k[seq_axis], q[3], v[3], seq_major};
+  if (k != dims.Of(dims.seq_k, dims.head_dim) || v != dims.Of(dims.seq_k, dims.value_dim)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: q %s, k %s and v %s do not fit: expected k [%d, %d, seq_k, %d] and v [%d, %d, "
-        "seq_k, value_dim]",
-        kOp, ShapeToString(q), ShapeToString(k), ShapeToString(v), dims.batch, dims.heads,
-        dims.head_dim, dims.batch, dims.heads));
+        "%s: q %s, k %s and v %s do not fit: expected k %s and v %s, with any seq_k and "
+        "value_dim",
+        kOp, ShapeToString(q), ShapeToString(k), ShapeToString(v),
+        seq_major ? absl::StrFormat("[%d, seq_k, %d, %d]", dims.batch, dims.heads, dims.head_dim)
+                  : absl::StrFormat("[%d, %d, seq_k, %d]", dims.batch, dims.heads, dims.head_dim),
+        seq_major ? absl::StrFormat("[%d, seq_k, %d, value_dim]", dims.batch, dims.heads)
+                  : absl::StrFormat("[%d, %d, seq_k, value_dim]", dims.batch, dims.heads)));
   }
   if (inputs.size() == 4) {
     const Shape full = dims.full_mask();
@@ -104,9 +125,24 @@ absl::StatusOr<AttentionDims> CheckAttentionInputs(absl::Span<NDArrayObj* const>
 }
 
 absl::Status AttentionShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const AttentionDims dims, CheckAttentionInputs(call.input_span()));
+  const auto& state = *static_cast<const AttentionState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(const AttentionDims dims,
+                         CheckAttentionInputs(call.input_span(), state.seq_major));
   call.output_shapes[0] = dims.output();
   return absl::OkStatus();
+}
+
+// q times kᵀ, then the probabilities times v: 2 seq_q seq_k (head_dim + value_dim) per
+// (batch, head).
+std::optional<double> AttentionFlops(const void* state, NDArrayObj* const* args,
+                                     int num_inputs) {
+  const auto& s = *static_cast<const AttentionState*>(state);
+  const absl::StatusOr<AttentionDims> d =
+      CheckAttentionInputs({args, static_cast<size_t>(num_inputs)}, s.seq_major);
+  if (!d.ok()) return std::nullopt;
+  return 2.0 * static_cast<double>(d->batch) * static_cast<double>(d->heads) *
+         static_cast<double>(d->seq_q) * static_cast<double>(d->seq_k) *
+         static_cast<double>(d->head_dim + d->value_dim);
 }
 
 // Adds the mask's rows for query rows [q0, q0 + rows) of head `bh` to `scores` and
@@ -136,7 +172,7 @@ struct MaskedSoftmax {
 
 absl::Status AttentionKernel(const KernelCall& call) {
   const AttentionState& state = *static_cast<const AttentionState*>(call.state);
-  DYNVM_ASSIGN_OR_RETURN(const AttentionDims d, CheckAttentionInputs(call.inputs()));
+  DYNVM_ASSIGN_OR_RETURN(const AttentionDims d, CheckAttentionInputs(call.inputs(), state.seq_major));
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOp, call, {d.output()}));
   // A non-empty output bounds batch, heads and seq_q by its size, and seq_k by v's.
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
@@ -152,6 +188,13 @@ absl::Status AttentionKernel(const KernelCall& call) {
   const float* k = call.args[1]->data_as<float>();
   const float* v = call.args[2]->data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
+  // Where row i of head (b, h) of a tensor with rows of `dim` starts, and rows' stride.
+  const int64_t heads = d.heads;
+  auto row = [&](int64_t bh, int64_t seq, int64_t i, int64_t dim) {
+    return d.seq_major ? ((bh / heads * seq + i) * heads + bh % heads) * dim
+                       : (bh * seq + i) * dim;
+  };
+  const int64_t row_stride = d.seq_major ? heads : 1;
   const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(d.seq_k, 1), 1,
                                             std::max<int64_t>(d.seq_q, 1));
   const int64_t blocks = (d.seq_q + block - 1) / block;
@@ -165,10 +208,10 @@ absl::Status AttentionKernel(const KernelCall& call) {
       GemmF32({.m = rows,
                .n = d.seq_k,
                .k = d.head_dim,
-               .a = q + (bh * d.seq_q + q0) * d.head_dim,
-               .lda = d.head_dim,
-               .b = k + bh * d.seq_k * d.head_dim,
-               .ldb = d.head_dim,
+               .a = q + row(bh, d.seq_q, q0, d.head_dim),
+               .lda = row_stride * d.head_dim,
+               .b = k + row(bh, d.seq_k, 0, d.head_dim),
+               .ldb = row_stride * d.head_dim,
                .trans_b = true,
                .c = scores,
                .ldc = d.seq_k,
@@ -180,10 +223,10 @@ absl::Status AttentionKernel(const KernelCall& call) {
                .k = d.seq_k,
                .a = scores,
                .lda = d.seq_k,
-               .b = v + bh * d.seq_k * d.value_dim,
-               .ldb = d.value_dim,
-               .c = out + (bh * d.seq_q + q0) * d.value_dim,
-               .ldc = d.value_dim},
+               .b = v + row(bh, d.seq_k, 0, d.value_dim),
+               .ldb = row_stride * d.value_dim,
+               .c = out + row(bh, d.seq_q, q0, d.value_dim),
+               .ldc = row_stride * d.value_dim},
               pool);
     }
   });
@@ -198,7 +241,8 @@ absl::Status RegisterAttentionKernels(KernelRegistry& registry) {
                                      .num_outputs = 1,
                                      .fn = AttentionKernel,
                                      .bind = BindAttention,
-                                     .shape_fn = AttentionShapeFn});
+                                     .shape_fn = AttentionShapeFn,
+                                     .flops = AttentionFlops});
 }
 
 }  // namespace dynvm::kernels

@@ -30,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "kernels/flops.h"
 #include "kernels/gemm.h"
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
@@ -339,13 +340,15 @@ absl::Status RegisterConvKernels(KernelRegistry& registry) {
                                                     .num_outputs = 1,
                                                     .fn = ConvKernel,
                                                     .bind = BindConv<1>,
-                                                    .shape_fn = ConvShapeFn}));
+                                                    .shape_fn = ConvShapeFn,
+                                                    .flops = ConvFlops}));
   return registry.Register(KernelDef{.name = std::string(OpName(2)),
                                      .num_inputs = kVariadic,
                                      .num_outputs = 1,
                                      .fn = ConvKernel,
                                      .bind = BindConv<2>,
-                                     .shape_fn = ConvShapeFn});
+                                     .shape_fn = ConvShapeFn,
+                                     .flops = ConvFlops});
 }
 
 }  // namespace dynvm::kernels

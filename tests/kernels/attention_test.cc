@@ -1,7 +1,9 @@
 // Tests of nn.attention (kernels/nn/attention.cc) against a naive attention written here
 // (scores, softmax and the weighted sum of values, in double, one query at a time), on
 // random sizes including 0 and 1 extents, every mask broadcast pattern, an explicit
-// scale, score rows long enough to split queries into several blocks, and its errors.
+// scale, score rows long enough to split queries into several blocks, and its errors;
+// each case in both layouts ("BHSD", and "BSHD" on the same tensors with heads and
+// sequence swapped).
 //
 // Tolerance: with q, k, v in [-1, 1] the scores carry float GEMM rounding of about
 // head_dim * eps, the softmax a few eps relative, and the output sums seq_k products of
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -69,8 +72,32 @@ std::vector<double> NaiveAttention(const Dims& d, const std::vector<double>& q,
   return out;
 }
 
+// Values of a [d0, d1, d2, d3] tensor (row-major) with axes 1 and 2 swapped.
+template <typename T>
+std::vector<T> SwapAxes12(const std::vector<T>& x, int64_t d0, int64_t d1, int64_t d2,
+                          int64_t d3) {
+  std::vector<T> y(x.size());
+  for (int64_t a = 0; a < d0; ++a) {
+    for (int64_t b = 0; b < d1; ++b) {
+      for (int64_t c = 0; c < d2; ++c) {
+        for (int64_t e = 0; e < d3; ++e) {
+          y[((a * d2 + c) * d1 + b) * d3 + e] = x[((a * d1 + b) * d2 + c) * d3 + e];
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// q, k or v [batch, heads, seq, dim] as layout "BSHD" takes it: [batch, seq, heads, dim].
+NDArray SeqMajor(const NDArray& x) {
+  const Shape& s = x->shape();
+  std::vector<float> values(x->data_as<float>(), x->data_as<float>() + x->num_elements());
+  return TensorOf<float>({s[0], s[2], s[1], s[3]}, SwapAxes12(values, s[0], s[1], s[2], s[3]));
+}
+
 // Runs nn.attention on random q, k, v (and a mask of `mask_shape` if given) and compares
-// with the naive attention.
+// with the naive attention, in both layouts.
 void CheckAttention(std::mt19937& rng, const Dims& d, const std::vector<int64_t>* mask_shape,
                     const double* scale = nullptr) {
   SCOPED_TRACE(::testing::Message()
@@ -91,11 +118,19 @@ void CheckAttention(std::mt19937& rng, const Dims& d, const std::vector<int64_t>
   absl::StatusOr<std::vector<NDArray>> out = RunKernel("nn.attention", attrs, inputs);
   ASSERT_TRUE(out.ok()) << out.status();
   const double s = scale ? *scale : d.head_dim > 0 ? 1 / std::sqrt(double(d.head_dim)) : 1.0;
-  ExpectClose((*out)[0],
-              NaiveAttention(d, Values(inputs[0]), Values(inputs[1]), Values(inputs[2]),
-                             mask_shape ? &mask : nullptr,
-                             mask_shape ? *mask_shape : std::vector<int64_t>{}, s),
-              2e-5, 1e-4);
+  const std::vector<double> expected =
+      NaiveAttention(d, Values(inputs[0]), Values(inputs[1]), Values(inputs[2]),
+                     mask_shape ? &mask : nullptr,
+                     mask_shape ? *mask_shape : std::vector<int64_t>{}, s);
+  ExpectClose((*out)[0], expected, 2e-5, 1e-4);
+
+  SCOPED_TRACE("layout BSHD");
+  for (int i = 0; i < 3; ++i) inputs[i] = SeqMajor(inputs[i]);
+  attrs["layout"] = std::string("BSHD");
+  out = RunKernel("nn.attention", attrs, inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectClose((*out)[0], SwapAxes12(expected, d.batch, d.heads, d.seq_q, d.value_dim), 2e-5,
+              1e-4);
 }
 
 int64_t SmallExtent(std::mt19937& rng, int64_t max) {
@@ -182,6 +217,18 @@ TEST(AttentionTest, Errors) {
                 "unknown attribute 'causal'");
   ExpectInvalid(CallWithOutputs("nn.attention", {}, {q, k, v}, {Empty({1, 2, 3, 4})}),
                 "nn.attention: output 0 has shape [1, 2, 3, 4], expected [1, 2, 3, 6]");
+  ExpectInvalid(RunKernel("nn.attention", {{"layout", std::string("BHDS")}}, {q, k, v}),
+                "attribute 'layout' must be \"BHSD\" or \"BSHD\", got \"BHDS\"");
+  // BSHD: q [1, 2, 3, 4] has 3 heads of 4 over 2 positions; k [1, 2, 5, 4] 5 heads.
+  const Attrs bshd = {{"layout", std::string("BSHD")}};
+  ExpectInvalid(RunKernel("nn.attention", bshd, {q, k, v}),
+                "nn.attention: q [1, 2, 3, 4], k [1, 2, 5, 4] and v [1, 2, 5, 6] do not fit: "
+                "expected k [1, seq_k, 3, 4] and v [1, seq_k, 3, value_dim]");
+  ExpectInvalid(RunKernel("nn.attention", bshd, {Empty({2, 3, 4}), k, v}),
+                "q must have rank 4 [batch, seq, heads, dim]");
+  ExpectInvalid(CallWithOutputs("nn.attention", bshd, {q, Empty({1, 7, 3, 4}), Empty({1, 7, 3, 6})},
+                                {Empty({1, 3, 2, 6})}),
+                "nn.attention: output 0 has shape [1, 3, 2, 6], expected [1, 2, 3, 6]");
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include "vm/profiler.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/flops.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
 #include "tools/asm/assembler.h"
@@ -150,30 +152,51 @@ TEST(ProfilerTest, AnotherExecutableStartsOver) {
   EXPECT_EQ(profiler.opcode(Opcode::kRet).count, 1);
 }
 
-TEST(KernelFlopsTest, MatrixProductsAndConvolutions) {
+// The FLOP count of one call of `name` (bound with `attrs`) on `args`, inputs then one
+// output.
+std::optional<double> Flops(std::string_view name, std::vector<NDArray> args,
+                            const kernels::Attrs& attrs = {}) {
+  const int num_inputs = static_cast<int>(args.size()) - 1;
+  absl::StatusOr<kernels::BoundKernel> kernel =
+      kernels::DefaultRegistry().Bind(name, attrs, num_inputs, 1);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  if (!kernel.ok()) return std::nullopt;
+  std::vector<NDArrayObj*> raw;
+  for (const NDArray& a : args) raw.push_back(a.get());
+  return kernel->Flops(raw.data());
+}
+
+TEST(KernelFlopsTest, MatrixProductsConvolutionsAndAttention) {
   auto t = [](std::vector<int64_t> shape) { return Ones(std::move(shape)); };
-  NDArray a = t({3, 4, 8}), w = t({16, 8}), out = t({3, 4, 16});
-  NDArrayObj* dense[] = {a.get(), w.get(), out.get()};
-  EXPECT_EQ(kernels::KernelFlops("nn.dense", dense, 2), 2.0 * 3 * 4 * 16 * 8);
-  NDArray x = t({2, 3, 10, 10}), k = t({6, 3, 3, 3}), y = t({2, 6, 8, 8});
-  NDArrayObj* conv[] = {x.get(), k.get(), y.get()};
-  EXPECT_EQ(kernels::KernelFlops("nn.conv2d", conv, 2), 2.0 * (2 * 6 * 8 * 8) * (3 * 3 * 3));
-  NDArray ga = t({8, 5}), gb = t({7, 8}), gc = t({7}), gout = t({5, 7});  // trans_a
-  NDArrayObj* gemm[] = {ga.get(), gb.get(), gc.get(), gout.get()};
-  EXPECT_EQ(kernels::KernelFlops("gemm", gemm, 3), 2.0 * 5 * 7 * 8);
+  EXPECT_EQ(Flops("nn.dense", {t({3, 4, 8}), t({16, 8}), t({3, 4, 16})}), 2.0 * 3 * 4 * 16 * 8);
+  EXPECT_EQ(Flops("nn.conv2d", {t({2, 3, 10, 10}), t({6, 3, 3, 3}), t({2, 6, 8, 8})}),
+            2.0 * (2 * 6 * 8 * 8) * (3 * 3 * 3));
+  EXPECT_EQ(Flops("gemm", {t({8, 5}), t({7, 8}), t({7}), t({5, 7})}, {{"trans_a", int64_t{1}}}),
+            2.0 * 5 * 7 * 8);
   // Batched products whose a broadcasts or is transposed: K from a's matrix dims.
-  NDArray ba = t({4, 8}), bb = t({3, 5, 8}), bout = t({3, 4, 5});
-  NDArrayObj* batch[] = {ba.get(), bb.get(), bout.get()};
-  EXPECT_EQ(kernels::KernelFlops("nn.batch_matmul", batch, 2), 2.0 * 3 * 4 * 5 * 8);
-  NDArray ta = t({2, 8, 4}), tb = t({2, 8, 5}), tout = t({2, 4, 5});  // aᵀ b
-  NDArrayObj* transposed[] = {ta.get(), tb.get(), tout.get()};
-  EXPECT_EQ(kernels::KernelFlops("matmul", transposed, 2), 2.0 * 2 * 4 * 5 * 8);
+  EXPECT_EQ(Flops("nn.batch_matmul", {t({4, 8}), t({3, 5, 8}), t({3, 4, 5})}),
+            2.0 * 3 * 4 * 5 * 8);
+  EXPECT_EQ(Flops("matmul", {t({2, 8, 4}), t({2, 8, 5}), t({2, 4, 5})},
+                  {{"transpose_a", int64_t{1}}}),
+            2.0 * 2 * 4 * 5 * 8);
   // An empty output is no work, not 0 / 0.
-  NDArray ea = t({0, 8}), ew = t({0, 8}), eout = t({0, 0});
-  NDArrayObj* empty[] = {ea.get(), ew.get(), eout.get()};
-  EXPECT_EQ(kernels::KernelFlops("nn.batch_matmul", empty, 2), 0.0);
-  EXPECT_EQ(kernels::KernelFlops("nn.relu", dense, 1), std::nullopt);
-  EXPECT_EQ(kernels::KernelFlops("add", dense, 2), std::nullopt);
+  EXPECT_EQ(Flops("nn.batch_matmul", {t({0, 8}), t({0, 8}), t({0, 0})}), 0.0);
+  // Attention: 2 seq_q seq_k (d + dv) per batch and head, in either layout (2 heads,
+  // 3 queries, 5 keys, d 4, dv 6).
+  const double attention = 2.0 * 2 * 3 * 5 * (4 + 6);
+  EXPECT_EQ(Flops("nn.attention", {t({1, 2, 3, 4}), t({1, 2, 5, 4}), t({1, 2, 5, 6}),
+                                   t({1, 2, 3, 6})}),
+            attention);
+  EXPECT_EQ(Flops("nn.attention",
+                  {t({1, 3, 2, 4}), t({1, 5, 2, 4}), t({1, 5, 2, 6}), t({1, 3, 2, 6})},
+                  {{"layout", std::string("BSHD")}}),
+            attention);
+  // Arguments the kernel does not take (the call failed), and kernels not counted.
+  EXPECT_EQ(Flops("nn.attention", {t({1, 2, 3}), t({1, 2, 5, 4}), t({1, 2, 5, 6}),
+                                   t({1, 2, 3, 6})}),
+            std::nullopt);
+  EXPECT_EQ(Flops("nn.relu", {t({3, 4}), t({3, 4})}), std::nullopt);
+  EXPECT_EQ(Flops("add", {t({3, 4}), t({3, 4}), t({3, 4})}), std::nullopt);
 }
 
 }  // namespace

@@ -524,6 +524,15 @@ const std::map<std::string, Generator>& Generators() {
                     d = Rand(rng, 0, 4), dv = Rand(rng, 0, 4);
       Case c{{{DType::kF32, {b, h, sq, d}}, {DType::kF32, {b, h, sk, Rand(rng, 0, 9) == 0 ? d + 1 : d}},
               {DType::kF32, {b, h, sk, dv}}}, {}};
+      // Layout BSHD: q, k and v with sequence and heads swapped, the mask as it was;
+      // now and then a layout that does not exist.
+      const int64_t layout = Rand(rng, 0, 9);
+      if (layout < 5) {
+        for (auto& [dtype, shape] : c.args) std::swap(shape[1], shape[2]);
+        c.attrs["layout"] = std::string("BSHD");
+      } else if (layout == 5) {
+        c.attrs["layout"] = std::string("SBHD");
+      }
       if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, BroadcastPartner(rng, {b, h, sq, sk})});
       return c;
     };

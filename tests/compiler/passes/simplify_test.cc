@@ -127,5 +127,33 @@ TEST(SimplifyTest, AttentionAsExportersSpellIt) {
             std::string::npos);
 }
 
+TEST(SimplifyTest, AttentionReadsHeadsInPlace) {
+  constexpr std::string_view kParams =
+      "%q4: Tensor[(b, s, 4, 16), float32], %k4: Tensor[(b, s, 4, 16), float32], "
+      "%v4: Tensor[(b, s, 4, 16), float32], %m: Tensor[(b, 1, 1, s), float32]";
+  // BERT's: q, k and v [b, s, h, d] transposed to [b, h, s, d], the result back.
+  EXPECT_EQ(Simplify(kParams,
+                     "%0 = transpose(%q4, axes=[0, 2, 1, 3]);\n"
+                     "%1 = matmul(%0, transpose(%k4, axes=[0, 2, 3, 1]));\n"
+                     "%2 = matmul(nn.softmax(add(divide(%1, 4f), %m), axis=-1), "
+                     "transpose(%v4, axes=[0, 2, 1, 3]));\n"
+                     "transpose(%2, axes=[0, 2, 1, 3])"),
+            "nn.attention(%q4, %k4, %v4, %m, layout=\"BSHD\", scale=0.25f)");
+  // An nn.attention written as such; its result kept as [b, h, s, d].
+  EXPECT_EQ(Simplify(kParams,
+                     "nn.attention(transpose(%q4, axes=[0, 2, 1, 3]), "
+                     "transpose(%k4, axes=[0, 2, 1, 3]), transpose(%v4, axes=[0, 2, 1, 3]))"),
+            "%0 = nn.attention(%q4, %k4, %v4, layout=\"BSHD\");\n"
+            "transpose(%0, axes=[0, 2, 1, 3])");
+  // Not when one of them is not transposed that way, or the layout is already BSHD.
+  for (const std::string_view body : {
+           "nn.attention(transpose(%q4, axes=[0, 2, 1, 3]), transpose(%k4, axes=[0, 2, 1, 3]), "
+           "transpose(%v4, axes=[0, 1, 2, 3]))",
+           "nn.attention(transpose(%q4, axes=[0, 2, 1, 3]), transpose(%k4, axes=[0, 2, 1, 3]), "
+           "transpose(%v4, axes=[0, 2, 1, 3]), layout=\"BSHD\")"}) {
+    EXPECT_NE(Simplify(kParams, body).find("transpose(%q4"), std::string::npos) << body;
+  }
+}
+
 }  // namespace
 }  // namespace dynvm::compiler
