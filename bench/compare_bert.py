@@ -9,8 +9,10 @@ build/bin/vm_compile, checks the executable against the peers' PyTorch reference
 (max |diff| 1e-4), then times batch 1 at each length: dynvm with `vm_run --benchmark`, ONNX
 Runtime with the peers' bench_ort.js and PyTorch eager with their bench_torch.py, all on
 the same token ids (bert_model.token_ids). Each round runs the three one after the other
-over every length; the table gives, per length, the median over rounds of each one's
-median latency, and the ratios dynvm/ORT and dynvm/PyTorch. Needs what the peers'
+at each length in turn, so that the host's slow spells fall on all three alike, and
+each waits for a quiet machine first and measures again if it was not (the peers'
+common.timeit; peer_util.time_dynvm for dynvm); the table gives, per length, the median
+over rounds of each one's median latency, and the ratios dynvm/ORT and dynvm/PyTorch. Needs what the peers'
 setup.sh installs (python3-torch, python3-onnx, libopenblas0-openmp, onnxruntime-node).
 """
 import argparse
@@ -90,10 +92,10 @@ def main():
             for seq in args.lengths:
                 inputs = {n: f"{prefixes[seq]}_{n}.npy" for n in INPUTS}
                 samples["dynvm"][seq].append(time_dynvm(exe, inputs, args.threads, args.target_s))
-            for peer, fn in (("ort", time_ort), ("torch", time_torch)):
-                for seq, ms in fn(args.config, args.lengths, args.threads, args.target_s).items():
-                    samples[peer][seq].append(ms)
-            print(f"# round {r + 1}: {samples}", file=sys.stderr)
+                for peer, fn in (("ort", time_ort), ("torch", time_torch)):
+                    samples[peer][seq].append(fn(args.config, [seq], args.threads, args.target_s)[seq])
+                print(f"# round {r + 1}: seq {seq}: " +
+                      ", ".join(f"{p} {samples[p][seq][-1]:.2f}" for p in samples), file=sys.stderr)
 
     print(f"BERT-{args.config}, batch 1, {args.threads} threads; median over {args.rounds} rounds "
           "of each runtime's median latency (ms)\n")
