@@ -14,8 +14,10 @@
 // place with a row stride of heads * dim, so that no transpose is needed either side.
 // The mask keeps its [batch, heads, seq_q, seq_k] meaning.
 //
-// Each (batch, head) is cut into blocks of query rows small enough that the block's
-// score matrix (rows x seq_k) stays in cache between the two products: GemmF32 writes
+// Each head's kᵀ and v are first packed (GemmPackB) into the panels GemmF32 reads,
+// once for all its queries. Then each (batch, head) is cut into blocks of query rows
+// small enough that the block's score matrix (rows x seq_k) stays in cache between the
+// two products: GemmF32 writes
 // the scaled scores, the mask is added and each row softmaxed in place, and GemmF32
 // multiplies the probabilities by v straight into the output. The full seq_q x seq_k
 // matrix never exists. Blocks of all heads run in parallel on the pool; each task's
@@ -195,12 +197,27 @@ absl::Status AttentionKernel(const KernelCall& call) {
                        : (bh * seq + i) * dim;
   };
   const int64_t row_stride = d.seq_major ? heads : 1;
+  ThreadPool& pool = *call.pool;
+  // Every head's kᵀ and v packed once into the panels the GEMMs read (GemmPackB), for
+  // all its blocks of queries, rather than by each block's GEMMs.
+  const int64_t kt_size = GemmPackedBSize(d.head_dim, d.seq_k);
+  const int64_t v_size = GemmPackedBSize(d.seq_k, d.value_dim);
+  const int64_t bh_count = d.batch * d.heads;
+  float* packed = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, bh_count * (kt_size + v_size));
+  pool.ParallelFor(bh_count, /*grain=*/1, [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) {
+      float* head = packed + bh * (kt_size + v_size);
+      GemmPackB(d.head_dim, d.seq_k, k + row(bh, d.seq_k, 0, d.head_dim),
+                row_stride * d.head_dim, /*trans_b=*/true, head);
+      GemmPackB(d.seq_k, d.value_dim, v + row(bh, d.seq_k, 0, d.value_dim),
+                row_stride * d.value_dim, /*trans_b=*/false, head + kt_size);
+    }
+  });
   const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(d.seq_k, 1), 1,
                                             std::max<int64_t>(d.seq_q, 1));
   const int64_t blocks = (d.seq_q + block - 1) / block;
   const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
-  ThreadPool& pool = *call.pool;
-  pool.ParallelFor(d.batch * d.heads * blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
+  pool.ParallelFor(bh_count * blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
     float* scores = nn::ThreadScratch<float>(nn::ScratchSlot::kTask, block * d.seq_k);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bh = t / blocks, q0 = t % blocks * block;
@@ -210,9 +227,8 @@ absl::Status AttentionKernel(const KernelCall& call) {
                .k = d.head_dim,
                .a = q + row(bh, d.seq_q, q0, d.head_dim),
                .lda = row_stride * d.head_dim,
-               .b = k + row(bh, d.seq_k, 0, d.head_dim),
-               .ldb = row_stride * d.head_dim,
-               .trans_b = true,
+               .b = packed + bh * (kt_size + v_size),
+               .b_packed = true,
                .c = scores,
                .ldc = d.seq_k,
                .alpha = scale},
@@ -223,8 +239,8 @@ absl::Status AttentionKernel(const KernelCall& call) {
                .k = d.seq_k,
                .a = scores,
                .lda = d.seq_k,
-               .b = v + row(bh, d.seq_k, 0, d.value_dim),
-               .ldb = row_stride * d.value_dim,
+               .b = packed + bh * (kt_size + v_size) + kt_size,
+               .b_packed = true,
                .c = out + row(bh, d.seq_q, q0, d.value_dim),
                .ldc = row_stride * d.value_dim},
               pool);
