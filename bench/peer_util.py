@@ -67,4 +67,7 @@ def time_dynvm(exe, inputs, threads, target_s, noisy=0.10, attempts=2):
             best = (ms, foreign)
         if foreign < noisy:
             break
+    if best[1] >= noisy:
+        print(f"# {os.path.basename(exe)}: noisy measurement, other load {best[1]:.0%} of the "
+              "machine", file=sys.stderr)
     return best[0]

@@ -25,7 +25,10 @@ std::optional<double> MatmulFlops(const void*, NDArrayObj* const* args, int num_
   const NDArrayObj& out = *args[num_inputs];
   const double outputs = Elements(out);
   if (outputs == 0) return 0.0;
+  // A 1-D operand is a vector of the K products: a [K], or b [K] (then out is a without
+  // its last axis, so out's dims say nothing of M).
   if (a.ndim() == 1 || out.ndim() < 2) return 2 * outputs * static_cast<double>(a.shape().back());
+  if (args[1]->ndim() == 1) return 2 * outputs * static_cast<double>(args[1]->shape().front());
   const double m = static_cast<double>(out.shape()[out.ndim() - 2]);
   const double a_matrix = static_cast<double>(a.shape()[a.ndim() - 1] * a.shape()[a.ndim() - 2]);
   return 2 * outputs * a_matrix / m;

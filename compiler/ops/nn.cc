@@ -231,7 +231,9 @@ absl::StatusOr<Type> DensePackRel(const OpCall& call) {
 }
 
 // out = softmax(q · kᵀ · scale + mask) · v: q [B, H, Sq, D], k [B, H, Sk, D],
-// v [B, H, Sk, Dv], mask broadcasting to [B, H, Sq, Sk] -> [B, H, Sq, Dv].
+// v [B, H, Sk, Dv], mask broadcasting to [B, H, Sq, Sk] -> [B, H, Sq, Dv]; with the
+// attribute layout = "BSHD", q, k, v and the result have S before H ([B, Sq, H, D]...),
+// the mask as before.
 absl::StatusOr<Type> AttentionRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const std::string layout,
                          kernels::GetStringAttr(call.attrs, "layout", "BHSD"));

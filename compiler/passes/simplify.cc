@@ -250,7 +250,8 @@ bool SwapsAxes12(const Expr& e) {
 // transpose(x, [0, 2, 1, 3]) becomes transpose(nn.attention(x_q, x_k, x_v[, mask],
 // layout="BSHD"), [0, 2, 1, 3]), which reads the heads in place: three transposes
 // fewer, and the one left cancels with the transpose back to [B, S, H, D] that follows
-// attention in BERT-style models ([transpose-chain]).
+// attention in BERT-style models ([transpose-chain]). Transposes that other users share
+// stay for them: at worst (all three shared, no transpose back) one transpose more.
 std::optional<Expr> AttentionLayout(const Expr& e) {
   if (!IsOp(e, "nn.attention") || e.args().size() < 3) return std::nullopt;
   const auto layout = e.attrs().find("layout");

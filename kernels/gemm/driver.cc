@@ -55,8 +55,8 @@ constexpr int64_t kMinPackWork = int64_t{1} << 14;
 // more. 8 measured 1-9% faster than 4 at BERT's shapes on 2 threads (20 of 30
 // interleaved runs), when they were a fixed grid.
 constexpr int64_t kTasksPerThread = 8;
-// A thread claims 1 / (kGuidedShare * threads) of the column panels left in its band
-// (at least one panel): against a fixed grid of 8 tasks per thread, 2-6% faster at
+// A thread claims 1 / (kGuidedShare * threads) of the panels left in all bands, at
+// least a task's worth (kMinTaskWork) and at most the rest of its band: against a fixed grid of 8 tasks per thread, 2-6% faster at
 // BERT's packed shapes with 128 rows and neutral elsewhere (7 interleaved rounds);
 // a share of 1 (larger pieces) lost 1-4% again.
 constexpr int64_t kGuidedShare = 2;
@@ -73,7 +73,8 @@ constexpr int64_t kSmallCols = 256;  // a multiple of NR
 
 // A product with B packed ahead whose packed A has at most kStreamMaxA floats (256
 // KiB, half an L2, so it stays there over all of k) is bound by reading B from memory:
-// BERT at up to 84 tokens, whose 340 MB of weights come from DRAM once per inference.
+// BERT's products at up to 84 tokens (18 for the k = 3072 one), whose 340 MB of weights
+// come from DRAM once per inference.
 // Its tasks read their panels in memory order, one contiguous stream, that the
 // micro-kernel prefetches kStreamPrefetchBytes ahead; and in short k blocks, since a
 // block's B is read once per 6-row panel of A, and fetching stops while the panels
@@ -253,8 +254,8 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
   // runs out (guided scheduling; a piece never spans two bands). One at a time, not in
   // the pool's chunks, so that a thread slowed down, by the host or by reading what the
   // other core packed, takes fewer; large first pieces read the packed A fewer times,
-  // and the last ones, of a single panel or kMinTaskWork, leave the threads finishing
-  // within a small piece of each other.
+  // and the last ones, of one panel or kMinTaskWork, leave the threads finishing within
+  // a small piece of each other.
   const int64_t band_panels = CeilDiv(m_panels, tasks_m);
   const int64_t min_piece = std::clamp<int64_t>(
       kMinTaskWork / (band_panels * kern.mr * std::max<int64_t>(g.k, 1) * kern.nr), 1, n_panels);

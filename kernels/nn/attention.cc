@@ -178,6 +178,11 @@ absl::Status AttentionKernel(const KernelCall& call) {
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOp, call, {d.output()}));
   // A non-empty output bounds batch, heads and seq_q by its size, and seq_k by v's.
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
+  float* out = call.outputs()[0]->data_as<float>();
+  if (d.seq_k == 0) {  // no keys: each output is an empty weighted sum (k, v are empty)
+    std::fill_n(out, call.outputs()[0]->num_elements(), 0.0f);
+    return absl::OkStatus();
+  }
   const float scale = state.has_scale  ? state.scale
                       : d.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(d.head_dim))
                                        : 1.0f;
@@ -189,7 +194,6 @@ absl::Status AttentionKernel(const KernelCall& call) {
   const float* q = call.args[0]->data_as<float>();
   const float* k = call.args[1]->data_as<float>();
   const float* v = call.args[2]->data_as<float>();
-  float* out = call.outputs()[0]->data_as<float>();
   // Where row i of head (b, h) of a tensor with rows of `dim` starts, and rows' stride.
   const int64_t heads = d.heads;
   auto row = [&](int64_t bh, int64_t seq, int64_t i, int64_t dim) {

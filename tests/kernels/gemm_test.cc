@@ -216,7 +216,8 @@ TEST(GemmTest, RandomShapes) {
 }
 
 // Shapes past every cache block (k > kc, m > mc, n > nc) and big enough to be split
-// into tasks over both rows and columns.
+// into tasks over both rows and columns; B packed ahead both read in cache blocks (a
+// packed A past the stream threshold, 64K floats) and as a stream.
 TEST(GemmTest, LargeShapesOnThreads) {
   std::mt19937 rng(3);
   ThreadPool one(1), two(2), three(3);
@@ -228,11 +229,13 @@ TEST(GemmTest, LargeShapesOnThreads) {
       {.m = 1, .n = 700, .k = 900, .trans_b = true, .bias = true},
       {.m = 97, .n = 65, .k = 1030, .trans_a = true, .trans_b = true, .alpha = 2.0f,
        .activation = Activation::kGeluTanh, .residual = Residual::kAliasesC, .pad = 7},
+      {.m = 150, .n = 1100, .k = 530, .bias = true, .residual = Residual::kAliasesC,
+       .packed_b = true},
       {.m = 70, .n = 1100, .k = 400, .trans_b = true, .bias = true, .packed_b = true},
       {.m = 5, .n = 1100, .k = 300, .residual = Residual::kSeparate, .packed_b = true},
       // B packed ahead and read as a stream (84 x 780 is the largest packed A that
-      // is): four tasks over two column panels, so that the tasks split the rows too,
-      // over seven k blocks, into C that the residual aliases.
+      // is): two column panels, too few for the tasks, which split the rows into bands
+      // too, over seven k blocks, into C that the residual aliases.
       {.m = 84, .n = 32, .k = 780, .trans_a = true, .bias = true,
        .activation = Activation::kRelu, .residual = Residual::kAliasesC, .packed_b = true},
   };

@@ -179,6 +179,10 @@ TEST(KernelFlopsTest, MatrixProductsConvolutionsAndAttention) {
   EXPECT_EQ(Flops("matmul", {t({2, 8, 4}), t({2, 8, 5}), t({2, 4, 5})},
                   {{"transpose_a", int64_t{1}}}),
             2.0 * 2 * 4 * 5 * 8);
+  EXPECT_EQ(Flops("nn.matmul", {t({3, 4, 8}), t({8, 5}), t({3, 4, 5})}), 2.0 * 3 * 4 * 5 * 8);
+  // A vector on either side: b [K] leaves out [B, M] (M is not out's second-to-last).
+  EXPECT_EQ(Flops("matmul", {t({3, 4, 8}), t({8}), t({3, 4})}), 2.0 * 3 * 4 * 8);
+  EXPECT_EQ(Flops("matmul", {t({8}), t({3, 8, 5}), t({3, 5})}), 2.0 * 3 * 5 * 8);
   // An empty output is no work, not 0 / 0.
   EXPECT_EQ(Flops("nn.batch_matmul", {t({0, 8}), t({0, 8}), t({0, 0})}), 0.0);
   // Attention: 2 seq_q seq_k (d + dv) per batch and head, in either layout (2 heads,
