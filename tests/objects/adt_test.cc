@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -190,6 +191,31 @@ TEST(AdtTest, ChainsOfAnyDepthFlattenAndFreeInConstantStack) {
   EXPECT_EQ(leaves[0].int_value(), 42);
   chain = Value();  // frees the whole chain
   EXPECT_EQ(chain.kind(), Value::Kind::kNone);
+}
+
+// Holds a chain of nested tuples, released when the thread's thread-locals are destroyed.
+struct ChainHolder {
+  Value chain;
+  int* finalized = nullptr;
+};
+
+TEST(AdtTest, ObjectsReleasedAfterTheThreadsOwnThreadLocalsAreFreed) {
+  // A static that holds an executable is destroyed at exit after the main thread's
+  // thread-locals, among them the list Destroy() defers nested objects to. A
+  // thread-local constructed before that list is destroyed after it, the same order.
+  int finalized = 0;
+  std::thread([&finalized] {
+    thread_local ChainHolder holder;  // constructed first, destroyed last
+    holder.finalized = &finalized;
+    Value chain = Value(MakeOpaque([&finalized] { ++finalized; }));
+    for (int i = 0; i < 100'000; ++i) chain = Value(ADTObj::Tuple({chain}));
+    holder.chain = chain;
+    // Freeing nested tuples here sets up this thread's deferral list.
+    Value nested = Value::Int(1);
+    for (int i = 0; i < 3; ++i) nested = Value(ADTObj::Tuple({nested}));
+    nested = Value();
+  }).join();
+  EXPECT_EQ(finalized, 1);  // the chain was freed, down to its leaf, without a fault
 }
 
 }  // namespace
