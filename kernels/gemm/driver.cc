@@ -189,27 +189,16 @@ void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, bool
              int64_t m_pad, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   thread_local ScratchBuffer b_scratch, residual_scratch;
   const int64_t nr = kern.nr;
-  const int64_t nc_max = std::min(kNcMax, CeilDiv(n1 - n0, nr) * nr);
+  // A stream (B packed, few rows: see kStreamMaxA) goes panel by panel, each over all
+  // of k: B in memory order, prefetched ahead.
+  const int64_t nc_max = stream ? nr : std::min(kNcMax, CeilDiv(n1 - n0, nr) * nr);
+  const int64_t prefetch_ahead = stream ? kStreamPrefetchBytes : 0;
   float* b_pack = g.b_packed ? nullptr : b_scratch.As<float>(kb.kc_max * nc_max);
   const ResidualView residual = TaskResidual(g, kb, m0, m1, n0, n1, residual_scratch);
   GemmTile t{};
   t.alpha = g.alpha;
   t.ldc = g.ldc;
   t.ldr = residual.ld;
-  if (stream) {
-    // Panel by panel, each over all of k: B in memory order (see kStreamMaxA).
-    for (int64_t j = n0; j < n1; j += nr) {
-      for (int64_t b = 0; b < kb.count; ++b) {
-        const int64_t pc = kb.begin(b);
-        t.kc = kb.size(b);
-        t.accumulate = b > 0;
-        t.last = b == kb.count - 1;
-        ComputeBlock(kern, g, t, a_pack + pc * m_pad, g.b + j * g.k + pc * nr, g.k * nr,
-                     residual, m0, m1, j, std::min(nr, n1 - j), kStreamPrefetchBytes);
-      }
-    }
-    return;
-  }
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n1 - jc);
     for (int64_t b = 0; b < kb.count; ++b) {
@@ -219,7 +208,7 @@ void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, bool
       t.last = b == kb.count - 1;
       if (g.b_packed) {  // panel jc / nr, from row pc
         ComputeBlock(kern, g, t, a_pack + pc * m_pad, g.b + jc * g.k + pc * nr, g.k * nr,
-                     residual, m0, m1, jc, nc);
+                     residual, m0, m1, jc, nc, prefetch_ahead);
       } else {
         kern.pack_b(g.trans_b, t.kc, nc, BSource(g, pc, jc), g.ldb, b_pack);
         ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, t.kc * nr, residual, m0, m1,
