@@ -1,4 +1,4 @@
-/* Embedding dynvm from C through libdynvm.so (vm/c_api.h): load an executable, list its
+/* Embedding dynvm from C through libdynvm.so (capi/c_api.h): load an executable, list its
  * functions' signatures, run one on DLPack tensors the program owns, and handle errors.
  *
  *   build/bin/embed_c_example dynamic_add.fbs
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "vm/c_api.h"
+#include "capi/c_api.h"
 
 /* A [rows, 4] f32 tensor over a static buffer: the deleter only counts, since the
  * memory is the program's own. */

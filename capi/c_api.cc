@@ -1,6 +1,6 @@
-// The C API (vm/c_api.h) over the C++ one: handles own shared_ptrs, statuses become
+// The C API (capi/c_api.h) over the C++ one: handles own shared_ptrs, statuses become
 // codes plus a per-thread message, and no exception or C++ type crosses the boundary.
-#include "vm/c_api.h"
+#include "capi/c_api.h"
 
 #include <algorithm>
 #include <cstring>

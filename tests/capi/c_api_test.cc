@@ -1,7 +1,7 @@
-// The C API (vm/c_api.h) through libdynvm.so, as a C caller sees it: loading, signatures,
+// The C API (capi/c_api.h) through libdynvm.so, as a C caller sees it: loading, signatures,
 // invoking with DLPack tensors without copies, ownership of tensors on every path,
 // limits, and a clear error for every bad argument.
-#include "vm/c_api.h"
+#include "capi/c_api.h"
 
 #include <cmath>
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include "serializer/npy.h"
 #include "tools/asm/assembler.h"
 
-// tests/vm/c_api_test_c_calls.c
+// tests/capi/c_api_test_c_calls.c
 extern "C" DynvmStatus CreateAllocatorOfKind(int kind, DynvmAllocator** out);
 extern "C" const char* StatusNameOf(int code);
 

@@ -34,8 +34,8 @@
  *   end, and only with a new library version: rebuild against the header you link.
  * See docs/embedding.md.
  */
-#ifndef DYNVM_VM_C_API_H_
-#define DYNVM_VM_C_API_H_
+#ifndef DYNVM_CAPI_C_API_H_
+#define DYNVM_CAPI_C_API_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -230,4 +230,4 @@ DYNVM_C_EXPORT DynvmStatus dynvm_vm_invoke_with_limits(DynvmVm* vm, const char* 
 }  /* extern "C" */
 #endif
 
-#endif  /* DYNVM_VM_C_API_H_ */
+#endif  /* DYNVM_CAPI_C_API_H_ */
