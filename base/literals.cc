@@ -1,3 +1,5 @@
+// Parsing and printing of the text formats' literals (base/literals.h): quoted
+// strings, floats that read back bit for bit (NaN payloads included), and integers.
 #include "base/literals.h"
 
 #include <algorithm>

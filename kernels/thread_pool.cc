@@ -1,3 +1,5 @@
+// The intra-op thread pool (kernels/thread_pool.h): workers, chunked ParallelFor,
+// and the process-wide default pool.
 #include "kernels/thread_pool.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The naive and pooled tensor-memory allocators (objects/allocator.h).
 #include "objects/allocator.h"
 
 #include <algorithm>

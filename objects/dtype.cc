@@ -1,3 +1,4 @@
+// DType names, sizes, text and DLPack conversions (objects/dtype.h).
 #include "objects/dtype.h"
 
 #include <array>

@@ -1,3 +1,5 @@
+// NDArray (objects/ndarray.h): shape arithmetic, creation, reshape and copy, and
+// DLPack import and export.
 #include "objects/ndarray.h"
 
 #include <cstring>

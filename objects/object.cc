@@ -1,3 +1,5 @@
+// Object destruction (objects/object.h), releasing nested objects iteratively so that
+// a deep chain cannot overflow the stack, and the names of object types.
 #include "objects/object.h"
 
 #include <vector>

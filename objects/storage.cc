@@ -1,3 +1,5 @@
+// Storage (objects/storage.h): blocks of tensor memory from an allocator or viewing
+// memory another object keeps alive, and the strings a string tensor's storage owns.
 #include "objects/storage.h"
 
 #include <mutex>

@@ -1,3 +1,4 @@
+// String tensors (objects/string_tensor.h): creation and element access.
 #include "objects/string_tensor.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// Instruction encoding and decoding over the opcode table (vm/bytecode.h).
 #include "vm/bytecode.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The profiler (vm/profiler.h): per-kernel and per-instruction times, the report,
+// and the Chrome trace.
 #include "vm/profiler.h"
 
 #include <algorithm>

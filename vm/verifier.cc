@@ -1,3 +1,5 @@
+// The bytecode verifier (vm/verifier.h): decoding and operand checks per function,
+// then the defined-register analysis over basic blocks.
 #include "vm/verifier.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The counting global operator new/delete behind base/testing/heap_counter.h.
 #include "base/testing/heap_counter.h"
 
 #include <atomic>

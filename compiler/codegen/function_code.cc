@@ -1,3 +1,5 @@
+// FunctionCode (compiler/codegen/function_code.h): building the unpacked
+// instruction list, its basic blocks, and encoding it into bytecode words.
 #include "compiler/codegen/function_code.h"
 
 #include <string_view>

@@ -1,3 +1,5 @@
+// The backward liveness dataflow over a FunctionCode's basic blocks
+// (compiler/codegen/liveness.h).
 #include "compiler/codegen/liveness.h"
 
 #include <algorithm>

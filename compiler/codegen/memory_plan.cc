@@ -1,3 +1,5 @@
+// Memory planning (compiler/codegen/memory_plan.h): interference of operator
+// outputs by liveness, and their assignment to shared storages.
 #include "compiler/codegen/memory_plan.h"
 
 #include <algorithm>

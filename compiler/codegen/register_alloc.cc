@@ -1,3 +1,5 @@
+// Register allocation (compiler/codegen/register_alloc.h): interference of
+// values by liveness, and the renumbering that packs the frame.
 #include "compiler/codegen/register_alloc.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The compiler's pipeline (compiler/driver/compile.h): the passes each
+// optimisation level runs, in order, then bytecode, verification and native code.
 #include "compiler/driver/compile.h"
 
 #include <string>

@@ -1,3 +1,4 @@
+// The Graphviz drawing of a function's dataflow (compiler/driver/dot.h).
 #include "compiler/driver/dot.h"
 
 #include <string>

@@ -1,3 +1,5 @@
+// Constructors, accessors and structural helpers of the IR's expressions
+// (compiler/ir/expr.h).
 #include "compiler/ir/expr.h"
 
 #include <atomic>

@@ -1,3 +1,5 @@
+// Module (compiler/ir/module.h): adding and looking up global functions and
+// data types.
 #include "compiler/ir/module.h"
 
 #include <utility>

@@ -1,3 +1,5 @@
+// The bottom-up expression rewriter (compiler/ir/rewrite.h) that most passes are
+// built on.
 #include "compiler/ir/rewrite.h"
 
 #include <utility>

@@ -1,3 +1,5 @@
+// The IR's types (compiler/ir/type.h): construction, equality, substitution of
+// type variables, and their text.
 #include "compiler/ir/type.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The operator registry (compiler/ops/op_registry.h): every family's operators
+// registered once, and lookup by name.
 #include "compiler/ops/op_registry.h"
 
 #include <string>

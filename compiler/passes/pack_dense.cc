@@ -1,3 +1,5 @@
+// The pass that packs constant dense weights into GEMM panels at compile time
+// (see compiler/passes/passes.h).
 #include "compiler/passes/pack_dense.h"
 
 #include <cstdint>

@@ -1,3 +1,5 @@
+// Algebraic simplification (see compiler/passes/passes.h): the named rules and the
+// rewriter that applies them until nothing changes.
 #include "compiler/passes/simplify.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The dtype-set checks the elementwise and reduction kernels share, with their
+// messages (kernels/elementwise/dtypes.h).
 #include "kernels/elementwise/dtypes.h"
 
 #include <vector>

@@ -1,3 +1,4 @@
+// The argument checks every kernel family shares (kernels/internal/checks.h).
 #include "kernels/internal/checks.h"
 
 #include <algorithm>

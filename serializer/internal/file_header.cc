@@ -1,3 +1,5 @@
+// Encoding and checking of the executable file's 64-byte header
+// (serializer/internal/file_header.h).
 #include "serializer/internal/file_header.h"
 
 #include <cstring>

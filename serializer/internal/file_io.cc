@@ -1,3 +1,5 @@
+// Read-only file mappings and atomic whole-file writes
+// (serializer/internal/file_io.h).
 #include "serializer/internal/file_io.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// Random fused_elementwise chains for tests (tests/kernels/fused_chain_util.h).
 #include "tests/kernels/fused_chain_util.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// The disassembler (tools/asm/disassembler.h): an ExecutableSpec printed as
+// assembly text that reads back to the same spec.
 #include "tools/asm/disassembler.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The lexer of Relay's text format (compiler/frontend/relay_text/lexer.h):
+// text to tokens with their line and column, and its errors.
 #include "compiler/frontend/relay_text/lexer.h"
 
 #include <cctype>

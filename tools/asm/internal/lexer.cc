@@ -1,3 +1,4 @@
+// The lexer of the assembly text (tools/asm/internal/lexer.h).
 #include "tools/asm/internal/lexer.h"
 
 #include <algorithm>

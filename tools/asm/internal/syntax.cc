@@ -1,3 +1,5 @@
+// The assembly notation the assembler and disassembler share
+// (tools/asm/internal/syntax.h).
 #include "tools/asm/internal/syntax.h"
 
 #include "absl/status/status.h"
