@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# README quick start, second command (and what CI runs): install what is missing, build
-# twice — Release, and Debug with AddressSanitizer + UndefinedBehaviorSanitizer — and
-# run the whole test suite on both (on Release also with the portable kernels forced,
-# DYNVM_ISA=scalar); then the concurrency tests under ThreadSanitizer, and every fuzz
-# target for a short time. Exits non-zero on any failure.
+# README quick start, second command (and what CI runs): install what is missing, check
+# the layering of the includes (scripts/check_layering.py), build twice — Release, and
+# Debug with AddressSanitizer + UndefinedBehaviorSanitizer — and run the whole test
+# suite on both (on Release also with the portable kernels forced, DYNVM_ISA=scalar);
+# then the concurrency tests under ThreadSanitizer, and every fuzz target for a short
+# time. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 jobs=${DYNVM_JOBS:-2}
+
+# The layering of DESIGN.md on every include, before spending time on a build.
+scripts/check_layering.py
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
