@@ -1,4 +1,4 @@
-// Benchmarks of the elementwise and reduction kernels (kernels/unary.cc, binary.cc,
+// Benchmarks of the elementwise and reduction kernels (kernels/elementwise/unary.cc, binary.cc,
 // reduce.cc, fused_elementwise.cc) at BERT shapes, each called as the VM calls it: bound
 // once from the default registry, outputs allocated once, then Call on a pool of 2
 // threads.

@@ -18,9 +18,10 @@
 #include "bench/kernel_bench_util.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cpu_features.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
-#include "kernels/internal/scratch.h"
+#include "kernels/microkernels.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
 
 namespace dynvm::kernels::bench {
@@ -35,7 +36,7 @@ void GemmBenchmark(benchmark::State& state, int threads, bool packed_b = false) 
   std::vector<float> c(m * n);
   GemmArgs args{.m = m, .n = n, .k = k, .a = a.data(), .lda = k, .b = b.data(), .ldb = n,
                 .c = c.data(), .ldc = n};
-  internal::ScratchBuffer packed;
+  ScratchBuffer packed;
   if (packed_b) {
     float* panels = packed.As<float>(GemmPackedBSize(k, n));
     GemmPackB(k, n, b.data(), n, /*trans_b=*/false, panels);
@@ -113,7 +114,7 @@ BENCHMARK(BM_GemmWeightStream)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64
 // 6 x 16 in L1 too. What it reaches of BM_FmaPeak/1 is the ceiling of every GEMM above;
 // the gap between the two is the driver's (packing, cache misses, threads).
 void BM_GemmMicroKernel(benchmark::State& state) {
-  const internal::GemmKernels& kernels = internal::BestGemmKernels();
+  const internal::GemmUkernels& kernels = GetMicrokernels().gemm;
   constexpr int64_t kKc = 384, kAPanels = 8;
   const std::vector<float> a = RandomFloats(kAPanels * kKc * kernels.mr, 1);
   const std::vector<float> b = RandomFloats(kKc * kernels.nr, 2);
@@ -209,7 +210,7 @@ void FmaChains() {
 }
 
 void BM_FmaPeak(benchmark::State& state) {
-  if (!CpuHasAvx2Fma()) {
+  if (!CpuRunsIsa(Isa::kAvx2)) {
     state.SkipWithError("the cpu has no avx2 and fma");
     return;
   }

@@ -21,6 +21,7 @@
 #include "benchmark/benchmark.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/relay_text/parser.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
 #include "serializer/executable_file.h"

@@ -16,6 +16,7 @@
 
 #include "base/testing/heap_counter.h"
 #include "benchmark/benchmark.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
 #include "serializer/executable_file.h"

@@ -1,3 +1,5 @@
+// The kernel benchmarks' shared pieces (bench/kernel_bench_util.h): pools by size,
+// random tensors, rate counters, and kernels bound and called as the VM calls them.
 #include "bench/kernel_bench_util.h"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/api.h"
 #include "objects/allocator.h"
 
 namespace dynvm::kernels::bench {

@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
 #include "objects/adt.h"

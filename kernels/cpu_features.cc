@@ -1,3 +1,5 @@
+// The CPU's features read once (CPUID, through the compiler's builtins): which ISA levels
+// this CPU runs, and the level DYNVM_ISA selects (kernels/cpu_features.h).
 #include "kernels/cpu_features.h"
 
 #include <array>
@@ -10,15 +12,6 @@
 #endif
 
 namespace dynvm::kernels {
-
-bool CpuHasAvx2Fma() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-#else
-  return false;
-#endif
-}
 
 namespace {
 
@@ -74,12 +67,37 @@ bool CpuHasFeature(std::string_view feature) {
   return false;
 }
 
-bool UseAvx2Fma() {
-  static const bool use = [] {
-    const char* isa = std::getenv("DYNVM_ISA");
-    return CpuHasAvx2Fma() && !(isa != nullptr && std::string_view(isa) == "scalar");
+std::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+  }
+  return "unknown";
+}
+
+bool CpuRunsIsa(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: {
+      static const bool runs = CpuHasFeature("avx2") && CpuHasFeature("fma");
+      return runs;
+    }
+  }
+  return false;
+}
+
+Isa SelectedIsa() {
+  static const Isa selected = [] {
+    const char* cap = std::getenv("DYNVM_ISA");
+    Isa best = Isa::kScalar;
+    for (Isa isa : kIsas) {
+      if (!CpuRunsIsa(isa)) break;
+      best = isa;
+      if (cap != nullptr && IsaName(isa) == cap) break;
+    }
+    return best;
   }();
-  return use;
+  return selected;
 }
 
 }  // namespace dynvm::kernels

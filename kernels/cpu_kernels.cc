@@ -1,22 +1,24 @@
-// The one place that lists every CPU kernel family of the library.
+// The one place that lists every CPU kernel family of the library: RegisterCpuKernels
+// and DefaultRegistry (kernels/api.h).
+#include "kernels/api.h"
+
 #include <cstdio>
 #include <cstdlib>
 
 #include "base/status_macros.h"
-#include "kernels/binary.h"
-#include "kernels/creation.h"
-#include "kernels/dynamic.h"
-#include "kernels/fused_elementwise.h"
-#include "kernels/index.h"
-#include "kernels/kernel.h"
-#include "kernels/matmul.h"
-#include "kernels/native_elementwise.h"
+#include "kernels/data_movement/creation.h"
+#include "kernels/data_movement/dynamic.h"
+#include "kernels/data_movement/index.h"
+#include "kernels/data_movement/slice.h"
+#include "kernels/data_movement/sort.h"
+#include "kernels/data_movement/transform.h"
+#include "kernels/elementwise/binary.h"
+#include "kernels/elementwise/fused_elementwise.h"
+#include "kernels/elementwise/native_elementwise.h"
+#include "kernels/elementwise/unary.h"
+#include "kernels/gemm/matmul.h"
 #include "kernels/nn/nn.h"
-#include "kernels/reduce.h"
-#include "kernels/slice.h"
-#include "kernels/sort.h"
-#include "kernels/transform.h"
-#include "kernels/unary.h"
+#include "kernels/reduce/reduce.h"
 
 namespace dynvm::kernels {
 

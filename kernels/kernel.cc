@@ -1,3 +1,5 @@
+// The kernel registry and binding, BoundKernel's calls, and attribute access
+// (kernels/kernel.h).
 #include "kernels/kernel.h"
 
 #include <algorithm>
@@ -154,10 +156,6 @@ absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string
                                                  std::vector<int64_t> fallback) {
   if (!attrs.contains(name)) return fallback;
   return GetIntsAttr(attrs, name);
-}
-
-absl::StatusOr<std::vector<double>> GetFloatsAttr(const Attrs& attrs, std::string_view name) {
-  return GetAttr<std::vector<double>>(attrs, name, "a", "float list");
 }
 
 absl::Status CheckKnownAttrs(const Attrs& attrs, std::initializer_list<std::string_view> known) {

@@ -88,7 +88,22 @@ using FlopsFn = std::optional<double> (*)(const void* state, NDArrayObj* const* 
 // Parses attributes into the kernel's private state. Errors name the attribute.
 using BindFn = absl::StatusOr<std::shared_ptr<const void>> (*)(const Attrs& attrs);
 
-struct NativeElementwiseCode;  // kernels/native_elementwise.h
+// The row-function ABI of the native code the compiler's LLVM code generator emits for
+// a fused elementwise program (compiler/llvm/fused_kernel.h). One row of the output:
+// out[k] = program(in[0][k * strides[0]], ...) for k in [0, n), n >= 1. The contiguous
+// variant assumes every stride is 1 and may ignore `strides`; the strided one takes
+// each input's stride, 0 (the input repeats in[j][0]) or 1. `out` may be one of the
+// `in` pointers (an input of the output's shape, updated in place), never a partial
+// overlap.
+using NativeRowFn = void (*)(float* out, const float* const* in, const int64_t* strides,
+                             int64_t n);
+
+// The code compiled for one fused program.
+struct NativeElementwiseCode {
+  NativeRowFn contiguous = nullptr;
+  NativeRowFn strided = nullptr;
+  std::shared_ptr<const void> owner;  // keeps the code mapped while a kernel uses it
+};
 
 // What binding may draw on besides the attributes: the native code an executable
 // carries for its fused programs (compiler/llvm). A default context has none.
@@ -120,7 +135,7 @@ struct KernelDef {
   // that only string-aware code may copy or follow.
   bool takes_strings = false;
   // Counts a call's floating-point operations; null for kernels whose time is not
-  // spent in arithmetic worth counting (kernels/flops.h has the matrix products').
+  // spent in arithmetic worth counting (kernels/gemm/flops.h has the matrix products').
   FlopsFn flops = nullptr;
 };
 
@@ -207,15 +222,9 @@ absl::StatusOr<std::string> GetStringAttr(const Attrs& attrs, std::string_view n
 absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name);
 absl::StatusOr<std::vector<int64_t>> GetIntsAttr(const Attrs& attrs, std::string_view name,
                                                  std::vector<int64_t> fallback);
-absl::StatusOr<std::vector<double>> GetFloatsAttr(const Attrs& attrs, std::string_view name);
 // OK if every attribute in `attrs` is one of `known`, else InvalidArgument naming the
 // first unknown one (a misspelt attribute must not be silently ignored).
 absl::Status CheckKnownAttrs(const Attrs& attrs, std::initializer_list<std::string_view> known);
-
-// A registry with every CPU kernel of the library.
-const KernelRegistry& DefaultRegistry();
-// Adds every CPU kernel of the library to `registry`.
-absl::Status RegisterCpuKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels
 

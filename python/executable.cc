@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "python/errors.h"
 #include "serializer/executable_file.h"

@@ -56,8 +56,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/strings/cord.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
@@ -65,6 +65,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"

@@ -29,6 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "serializer/npy.h"

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "tools/flag_util.h"

@@ -34,7 +34,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "vm/executable.h"
+#include "vm/executable_spec.h"
 
 namespace dynvm::vm {
 

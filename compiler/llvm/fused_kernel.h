@@ -1,5 +1,5 @@
-// Lowers one fused_elementwise program (kernels/fused_elementwise.h) to LLVM IR: the
-// row functions of kernels/native_elementwise.h, one per shape bucket.
+// Lowers one fused_elementwise program (kernels/elementwise/fused_elementwise.h) to LLVM IR: the
+// row functions of kernels/kernel.h (NativeRowFn), one per shape bucket.
 //
 //   // t0 = add(i0, i1); t1 = gelu(t0)
 //   EmitFusedKernel(program, "dynvm_fused_0", module, /*width=*/8, /*has_fma=*/true);
@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "llvm/IR/Module.h"
 
 namespace dynvm::compiler::llvm_codegen {

@@ -16,10 +16,10 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/llvm/fused_kernel.h"
+#include "kernels/api.h"
 #include "kernels/cpu_features.h"
-#include "kernels/fused_elementwise.h"
-#include "kernels/native_elementwise.h"
-#include "vm/native_module.h"
+#include "kernels/elementwise/fused_elementwise.h"
+#include "kernels/elementwise/native_elementwise.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
@@ -34,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "vm/native/native_module.h"
 
 namespace dynvm::compiler {
 namespace {

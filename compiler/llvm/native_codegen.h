@@ -1,6 +1,6 @@
 // Ahead-of-time native kernels: lowers the fused groups of an executable to machine
 // code with LLVM and embeds the code in it (ExecutableSpec::native), so the runtime
-// runs them without LLVM (vm/native_module.h loads the code).
+// runs them without LLVM (vm/native/native_module.h loads the code).
 //
 //   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, CompileModule(module, options));
 //   DYNVM_ASSIGN_OR_RETURN(NativeCodegenStats stats,

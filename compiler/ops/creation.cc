@@ -1,5 +1,5 @@
-// Relations of the creation operators with static shapes (kernels/creation.cc, and
-// one_hot from kernels/index.cc).
+// Relations of the creation operators with static shapes (kernels/data_movement/creation.cc, and
+// one_hot from kernels/data_movement/index.cc).
 #include <string>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// Relations of the elementwise operators (kernels/unary.cc, kernels/binary.cc): maps
+// Relations of the elementwise operators (kernels/elementwise/unary.cc, kernels/elementwise/binary.cc): maps
 // keep their argument's type (isnan gives bool, cast the `dtype` attribute); binary
 // operators broadcast two tensors of one dtype (comparisons give bool); where
 // broadcasts all three; fused_elementwise (the fusion pass's) broadcasts all its inputs.
@@ -16,7 +16,7 @@ namespace {
 constexpr DType kFloat[] = {DType::kF32};
 constexpr DType kSigned[] = {DType::kF32, DType::kI32, DType::kI64};
 constexpr DType kBool[] = {DType::kBool};
-// The dtypes of the binary kernels (kernels/binary.cc): arithmetic, and power.
+// The dtypes of the binary kernels (kernels/elementwise/binary.cc): arithmetic, and power.
 constexpr DType kArithmetic[] = {DType::kF32, DType::kF64, DType::kU8,  DType::kI8,
                                  DType::kI16, DType::kI32, DType::kI64, DType::kU16,
                                  DType::kU32, DType::kU64};

@@ -1,4 +1,4 @@
-// Relations of the neural-network operators (kernels/nn/, kernels/matmul.cc): softmax,
+// Relations of the neural-network operators (kernels/nn/, kernels/gemm/matmul.cc): softmax,
 // the normalisations, the matrix products, attention, and the recurrent cells and layers.
 #include <algorithm>
 #include <string>
@@ -189,7 +189,7 @@ absl::StatusOr<Type> BatchNormRel(const OpCall& call) {
   return x;
 }
 
-// The packed layout of a dense weight (kernels/gemm.h): [ceil(n / 16), k, 16].
+// The packed layout of a dense weight (kernels/gemm/gemm.h): [ceil(n / 16), k, 16].
 constexpr int64_t kPanel = 16;
 
 absl::StatusOr<Type> LayoutTransformRel(const OpCall& call) {

@@ -1,4 +1,4 @@
-// Relations of the reductions (kernels/reduce.cc): `axis` (an int or a list, absent
+// Relations of the reductions (kernels/reduce/reduce.cc): `axis` (an int or a list, absent
 // for all axes), `keepdims`, `exclude`, as Relay's. argmax and argmin give int64. The
 // float reductions may carry fusion's `prologue` (the data is that program of the
 // arguments) and `epilogue` (a program of the reduced value), checked by the kernel.

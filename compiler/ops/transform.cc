@@ -1,5 +1,5 @@
 // Relations of the layout, slicing, indexing and sorting operators
-// (kernels/transform.cc, slice.cc, index.cc, sort.cc, reduce.cc's cumsum).
+// (kernels/data_movement/transform.cc, slice.cc, index.cc, sort.cc, reduce.cc's cumsum).
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -255,7 +255,7 @@ absl::StatusOr<Type> TileRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::move(dims));
 }
 
-// numpy's slicing of one axis of constant extent `dim` (kernels/slice.cc).
+// numpy's slicing of one axis of constant extent `dim` (kernels/data_movement/slice.cc).
 int64_t SliceLength(int64_t dim, std::optional<int64_t> begin, std::optional<int64_t> end, int64_t step) {
   const auto clamp = [dim](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + dim : v, lo, hi); };
   if (step > 0) {

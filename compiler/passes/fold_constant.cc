@@ -1,3 +1,5 @@
+// Constant folding (see compiler/passes/passes.h): calls on constants run through
+// the kernel library at compile time and replaced by their values.
 #include "compiler/passes/fold_constant.h"
 
 #include <algorithm>
@@ -6,6 +8,7 @@
 #include "base/status_macros.h"
 #include "compiler/ir/rewrite.h"
 #include "compiler/ops/op_registry.h"
+#include "kernels/api.h"
 #include "kernels/thread_pool.h"
 #include "objects/allocator.h"
 

@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/container/flat_hash_set.h"
 #include "base/status_macros.h"
 #include "compiler/ir/rewrite.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 
 namespace dynvm::compiler {
 namespace {

@@ -14,7 +14,7 @@
 // a matrix.
 //
 // Elementwise chains. Connected f32 elementwise operators (the fused_elementwise
-// kernel's: kernels/fused_elementwise.h) become one fused_elementwise call whose
+// kernel's: kernels/elementwise/fused_elementwise.h) become one fused_elementwise call whose
 // program computes them per element; scalar constants become literals of the program:
 //
 //   %0 = multiply(%x, 0.5f);                 fused_elementwise(%x, %y,

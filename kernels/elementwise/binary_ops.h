@@ -1,6 +1,6 @@
 // The arithmetic operations of the binary kernels as scalar functors, shared by the
-// broadcasting kernels (kernels/binary.cc) and fused_elementwise
-// (kernels/fused_elementwise.cc), so that a fused chain computes bit for bit what the
+// broadcasting kernels (kernels/elementwise/binary.cc) and fused_elementwise
+// (kernels/elementwise/fused_elementwise.cc), so that a fused chain computes bit for bit what the
 // single-op kernels compute.
 //
 // Each operation names its kernel, the dtypes it takes, whether it yields bool, and its

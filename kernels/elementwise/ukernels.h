@@ -1,15 +1,17 @@
-// The microkernels of the elementwise unary kernels (kernels/unary.cc) and of the f32
-// reductions (kernels/reduce.cc): one function per f32 operation over a contiguous
+// The microkernels of the elementwise unary kernels (kernels/elementwise/unary.cc) and of the f32
+// reductions (kernels/reduce/reduce.cc): one function per f32 operation over a contiguous
 // array, each in a scalar reference (ukernels_scalar.cc, the standard library's math one
 // element at a time) and an AVX2+FMA version (ukernels_avx2.cc, its own translation unit
-// compiled with -mavx2 -mfma, with vectorised exp, log, erf, tanh, sin and cos). The
-// table for this CPU is chosen once, on first use.
+// compiled with -mavx2 -mfma, with vectorised exp, log, erf, tanh, sin and cos). They are
+// the `elementwise` part of the library's one micro-kernel table (kernels/microkernels.h),
+// which also holds the row reductions the nn family uses (softmax's max, layer norm's
+// mean).
 //
 // Every function takes `n >= 0` elements at unaligned pointers; `y` may be `x`
 // (in-place) but must not otherwise overlap it. The vectorised transcendental functions
 // are accurate to a few ulp (the tests state the bounds); the others are exact.
 //
-//   const ElementwiseMicrokernels& uk = GetElementwiseMicrokernels();
+//   const ElementwiseUkernels& uk = GetMicrokernels().elementwise;
 //   uk.vunary[static_cast<int>(VUnaryOp::kExp)](n, x, y, nullptr);  // y = exp(x)
 #ifndef DYNVM_KERNELS_ELEMENTWISE_UKERNELS_H_
 #define DYNVM_KERNELS_ELEMENTWISE_UKERNELS_H_
@@ -57,9 +59,7 @@ struct VUnaryParams {
 using VUnaryUkernel = void (*)(int64_t n, const float* x, float* y, const VUnaryParams* params);
 
 // One implementation of every microkernel, for one instruction set.
-struct ElementwiseMicrokernels {
-  // The instruction set, for messages and benchmarks: "scalar" or "avx2".
-  const char* isa;
+struct ElementwiseUkernels {
   // Indexed by VUnaryOp.
   VUnaryUkernel vunary[kNumVUnaryOps];
 
@@ -79,19 +79,10 @@ struct ElementwiseMicrokernels {
   void (*vaccmin)(int64_t n, const float* x, float* acc);
 };
 
-// The table the library uses, chosen on first call: AVX2+FMA when UseAvx2Fma()
-// (kernels/cpu_features.h), else the scalar one.
-const ElementwiseMicrokernels& GetElementwiseMicrokernels();
-// The scalar reference, which runs everywhere.
-const ElementwiseMicrokernels& GetElementwiseMicrokernelsScalar();
-// The AVX2+FMA table, or null if this CPU lacks either extension.
-const ElementwiseMicrokernels* GetElementwiseMicrokernelsAvx2();
-
-namespace internal {
-// The AVX2+FMA table whether or not the CPU runs it; reach it through the functions
-// above, which check.
-const ElementwiseMicrokernels& ElementwiseMicrokernelsAvx2Table();
-}  // namespace internal
+// The portable table and the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h)
+// hands out the AVX2 one only on CPUs that run it.
+const ElementwiseUkernels& ElementwiseUkernelsScalar();
+const ElementwiseUkernels& ElementwiseUkernelsAvx2();
 
 }  // namespace dynvm::kernels::elementwise
 

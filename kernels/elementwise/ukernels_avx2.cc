@@ -154,8 +154,7 @@ constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
 
 using P = const VUnaryParams*;
 
-constexpr ElementwiseMicrokernels kAvx2 = {
-    .isa = "avx2",
+constexpr ElementwiseUkernels kAvx2 = {
     .vunary =
         {
             Map<([](__m256 x, P) { return _mm256_xor_ps(x, SignBit()); })>,
@@ -200,8 +199,6 @@ constexpr ElementwiseMicrokernels kAvx2 = {
 
 }  // namespace
 
-namespace internal {
-const ElementwiseMicrokernels& ElementwiseMicrokernelsAvx2Table() { return kAvx2; }
-}  // namespace internal
+const ElementwiseUkernels& ElementwiseUkernelsAvx2() { return kAvx2; }
 
 }  // namespace dynvm::kernels::elementwise

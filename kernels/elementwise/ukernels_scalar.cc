@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "kernels/elementwise/ukernels.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 
 namespace dynvm::kernels::elementwise {
 namespace {
@@ -60,8 +60,7 @@ void AccumulateExtreme(int64_t n, const float* x, float* acc) {
   for (int64_t j = 0; j < n; ++j) acc[j] = Extreme<kMax>(acc[j], x[j]);
 }
 
-constexpr ElementwiseMicrokernels kScalar = {
-    .isa = "scalar",
+constexpr ElementwiseUkernels kScalar = {
     .vunary =
         {
             Map<([](float x, const VUnaryParams*) { return -x; })>,
@@ -108,6 +107,6 @@ constexpr ElementwiseMicrokernels kScalar = {
 
 }  // namespace
 
-const ElementwiseMicrokernels& GetElementwiseMicrokernelsScalar() { return kScalar; }
+const ElementwiseUkernels& ElementwiseUkernelsScalar() { return kScalar; }
 
 }  // namespace dynvm::kernels::elementwise

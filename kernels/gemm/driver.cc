@@ -28,10 +28,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cpu_features.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
-#include "kernels/internal/scratch.h"
+#include "kernels/microkernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace internal {
@@ -115,7 +115,7 @@ struct KBlocks {
 
 // Packs all of op(A), block by block of k, panel rows [p0, p1) (in units of MR rows):
 // block b's panels start at a_pack + begin(b) * m_pad, each kc x MR.
-void PackA(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, int64_t m_pad,
+void PackA(const GemmUkernels& kern, const GemmArgs& g, const KBlocks& kb, int64_t m_pad,
            int64_t p0, int64_t p1, float* a_pack) {
   const int64_t i0 = p0 * kern.mr, rows = std::min(g.m, p1 * kern.mr) - i0;
   for (int64_t b = 0; b < kb.count; ++b) {
@@ -157,7 +157,7 @@ ResidualView TaskResidual(const GemmArgs& g, const KBlocks& kb, int64_t m0, int6
 // Runs the micro-kernel over C[m0:m1, jc:jc+nc] for one k block: `t` holds the block's
 // k extent and flags, `a_block` its packed A panels, `b_block` its first packed B panel
 // with the next ones `b_stride` floats apart.
-void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
+void ComputeBlock(const GemmUkernels& kern, const GemmArgs& g, GemmTile& t,
                   const float* a_block, const float* b_block, int64_t b_stride,
                   const ResidualView& residual, int64_t m0, int64_t m1, int64_t jc,
                   int64_t nc, int64_t prefetch_ahead = 0) {
@@ -184,7 +184,7 @@ void ComputeBlock(const GemmKernels& kern, const GemmArgs& g, GemmTile& t,
 }
 
 // Computes C[m0:m1, n0:n1] from the packed A.
-void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, bool stream,
+void RunTask(const GemmUkernels& kern, const GemmArgs& g, const KBlocks& kb, bool stream,
              const float* a_pack,
              int64_t m_pad, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   thread_local ScratchBuffer b_scratch, residual_scratch;
@@ -220,7 +220,7 @@ void RunTask(const GemmKernels& kern, const GemmArgs& g, const KBlocks& kb, bool
 
 // GemmF32With for at most kMaxPackedA / k rows: packs A (in parallel when large), then
 // runs the tasks.
-void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+void GemmRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) {
   thread_local ScratchBuffer a_scratch;
   const int64_t m_panels = CeilDiv(g.m, kern.mr), n_panels = CeilDiv(g.n, kern.nr);
   const int64_t m_pad = m_panels * kern.mr;
@@ -273,7 +273,7 @@ void GemmRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 // GemmF32With for m < kSmallM: rows of A against B read in place, four rows at a time,
 // in parallel over column blocks (whole panels of a packed B); then the epilogue on each
 // block's sums.
-void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+void GemmFewRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) {
   // The kernels read A by rows: copy a transposed A (m x k floats at most) first.
   thread_local ScratchBuffer a_scratch;
   const float* a = g.a;
@@ -317,14 +317,9 @@ void GemmFewRows(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 
 }  // namespace
 
-const GemmKernels& BestGemmKernels() {
-  static const GemmKernels& kernels = UseAvx2Fma() ? Avx2FmaGemmKernels() : ScalarGemmKernels();
-  return kernels;
-}
-
 // k = 0: op(A) op(B) is all zeros and A and B may be empty (null); only the epilogue
 // runs, so that no offset is ever applied to their pointers.
-void GemmEmptyK(const GemmKernels& kern, const GemmArgs& g) {
+void GemmEmptyK(const GemmUkernels& kern, const GemmArgs& g) {
   thread_local ScratchBuffer zeros_scratch;
   float* zeros = zeros_scratch.As<float>(g.n);
   std::fill_n(zeros, g.n, 0.0f);
@@ -334,7 +329,7 @@ void GemmEmptyK(const GemmKernels& kern, const GemmArgs& g) {
   }
 }
 
-void GemmF32With(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
+void GemmF32With(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) {
   if (g.m <= 0 || g.n <= 0) return;
   if (g.k == 0) {
     GemmEmptyK(kern, g);
@@ -360,7 +355,7 @@ void GemmF32With(const GemmKernels& kern, const GemmArgs& g, ThreadPool& pool) {
 }  // namespace internal
 
 void GemmF32(const GemmArgs& args, ThreadPool& pool) {
-  internal::GemmF32With(internal::BestGemmKernels(), args, pool);
+  internal::GemmF32With(GetMicrokernels().gemm, args, pool);
 }
 
 int64_t GemmPackedBSize(int64_t k, int64_t n) {
@@ -369,7 +364,7 @@ int64_t GemmPackedBSize(int64_t k, int64_t n) {
 
 void GemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, bool trans_b, float* dst) {
   if (k <= 0 || n <= 0) return;
-  internal::BestGemmKernels().pack_b(trans_b, k, n, b, ldb, dst);
+  GetMicrokernels().gemm.pack_b(trans_b, k, n, b, ldb, dst);
 }
 
 }  // namespace dynvm::kernels

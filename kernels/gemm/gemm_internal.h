@@ -1,9 +1,10 @@
 // The pieces GemmF32 is built from: micro-kernels that compute one MR x NR tile of C
 // from packed panels of A and B, the routines that pack A and B into panels (handling
-// the transposes), and the per-ISA tables that hold them.
+// the transposes), and the per-ISA tables that hold them: the `gemm` part of the
+// library's one micro-kernel table (kernels/microkernels.h).
 //
 // The driver (driver.cc) blocks C, A and B for the caches, packs, and calls a table's
-// micro-kernel once per tile; it selects the table once, from the CPU's features. Every
+// micro-kernel once per tile, from the table GetMicrokernels() chose for this CPU. Every
 // table is a complete implementation: tests run the driver over each table the CPU can
 // execute (GemmF32With), and the scalar table runs anywhere.
 //
@@ -17,7 +18,7 @@
 
 #include <cstdint>
 
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 
 namespace dynvm::kernels::internal {
 
@@ -80,8 +81,7 @@ using EpilogueFn = void (*)(Activation activation, int64_t n, const float* sums,
                             const float* bias, const float* residual, float* c);
 
 // One instruction set's implementation of GEMM's building blocks.
-struct GemmKernels {
-  const char* name;  // "avx2_fma", "scalar"
+struct GemmUkernels {
   int mr, nr;        // the micro-kernels' tile
   GemmMicroKernelFn micro_kernel[4];  // indexed by Activation
   PackAFn pack_a;
@@ -91,16 +91,14 @@ struct GemmKernels {
   EpilogueFn epilogue;
 };
 
-// The portable table (plain C++, vectorised by the compiler for the baseline ISA).
-const GemmKernels& ScalarGemmKernels();
-// The AVX2+FMA table. Call only when the CPU supports AVX2 and FMA.
-const GemmKernels& Avx2FmaGemmKernels();
-// The table GemmF32 uses, chosen on first use: AVX2+FMA when UseAvx2Fma()
-// (kernels/cpu_features.h), else the scalar one.
-const GemmKernels& BestGemmKernels();
+// The portable table (plain C++, vectorised by the compiler for the baseline ISA) and
+// the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h) hands out the AVX2 one only
+// on CPUs that run it.
+const GemmUkernels& GemmUkernelsScalar();
+const GemmUkernels& GemmUkernelsAvx2();
 
 // GemmF32 on the given table (for tests and benchmarks of a specific ISA).
-void GemmF32With(const GemmKernels& kernels, const GemmArgs& args, ThreadPool& pool);
+void GemmF32With(const GemmUkernels& kernels, const GemmArgs& args, ThreadPool& pool);
 
 }  // namespace dynvm::kernels::internal
 

@@ -2,10 +2,10 @@
 // fused, vectorised epilogue, and A and B packing (transposes through 8x8 register
 // blocks).
 //
-// Compiled with -mavx2 -mfma; called only through Avx2FmaGemmKernels(), which the
-// driver uses only on CPUs with both features. Nothing inline from other headers is
-// called here but the AVX2 vector math of kernels/internal/vmath_avx2.h (see
-// gemm_internal.h).
+// Compiled with -mavx2 -mfma; called only through GemmUkernelsAvx2(), which
+// GetMicrokernels (kernels/microkernels.h) hands out only on CPUs with both features.
+// Nothing inline from other headers is called here but the AVX2 vector math of
+// kernels/internal/vmath_avx2.h (see gemm_internal.h).
 //
 // The micro-kernel keeps a 6x16 tile of C in 12 ymm registers; each k step loads two
 // vectors of the packed B panel, broadcasts six elements of A and issues 12 FMAs, which
@@ -27,7 +27,7 @@ static_assert(kNr == kGemmPanelWidth, "packed B (GemmPackB) is read by every tab
 using vmath::HorizontalSum;
 using vmath::LaneMask;
 
-// The activations of kernels/gemm.h, with ApplyActivation's semantics.
+// The activations of kernels/gemm/gemm.h, with ApplyActivation's semantics.
 template <Activation kAct>
 __m256 Activate(__m256 x) {
   if constexpr (kAct == Activation::kRelu) {
@@ -509,9 +509,8 @@ void EpilogueAvx2(Activation activation, int64_t n, const float* sums, float alp
 
 }  // namespace
 
-const GemmKernels& Avx2FmaGemmKernels() {
-  static constexpr GemmKernels kKernels = {
-      .name = "avx2_fma",
+const GemmUkernels& GemmUkernelsAvx2() {
+  static constexpr GemmUkernels kKernels = {
       .mr = kMr,
       .nr = kNr,
       .micro_kernel = {f32_gemm_6x16__avx2_fma<Activation::kNone>,

@@ -106,9 +106,8 @@ void EpilogueScalar(Activation activation, int64_t n, const float* sums, float a
 
 }  // namespace
 
-const GemmKernels& ScalarGemmKernels() {
-  static constexpr GemmKernels kKernels = {
-      .name = "scalar",
+const GemmUkernels& GemmUkernelsScalar() {
+  static constexpr GemmUkernels kKernels = {
       .mr = kMr,
       .nr = kNr,
       .micro_kernel = {f32_gemm_4x16__scalar<Activation::kNone>,

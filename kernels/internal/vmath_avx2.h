@@ -63,13 +63,6 @@ inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(x);
 }
 
-inline float HorizontalMax(__m256 v) {
-  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-  x = _mm_max_ss(x, _mm_movehdup_ps(x));
-  return _mm_cvtss_f32(x);
-}
-
 // c[0] x^(k-1) + ... + c[k-1], by Horner's rule.
 template <int kCount>
 inline __m256 Poly(__m256 x, const float (&c)[kCount]) {

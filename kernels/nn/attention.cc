@@ -32,12 +32,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "kernels/broadcast.h"
-#include "kernels/gemm.h"
+#include "kernels/elementwise/broadcast.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
-#include "kernels/nn/ukernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -154,7 +154,7 @@ struct MaskedSoftmax {
   Shape mask_strides;  // over [batch, heads, seq_q, seq_k], 0 on broadcast axes
   int64_t heads, seq_k;
 
-  void Run(const nn::NnMicrokernels& uk, int64_t bh, int64_t q0, int64_t rows,
+  void Run(const Microkernels& uk, int64_t bh, int64_t q0, int64_t rows,
            float* scores) const {
     for (int64_t i = 0; i < rows; ++i) {
       float* row = scores + i * seq_k;
@@ -162,9 +162,9 @@ struct MaskedSoftmax {
         const float* m = mask + bh / heads * mask_strides[0] + bh % heads * mask_strides[1] +
                          (q0 + i) * mask_strides[2];
         if (mask_strides[3] == 1) {
-          uk.vadd(seq_k, row, m, row);
+          uk.nn.vadd(seq_k, row, m, row);
         } else {
-          uk.vaddc(seq_k, row, m[0], row);
+          uk.nn.vaddc(seq_k, row, m[0], row);
         }
       }
       nn::SoftmaxRow(uk, seq_k, row, row);
@@ -207,7 +207,7 @@ absl::Status AttentionKernel(const KernelCall& call) {
   const int64_t kt_size = GemmPackedBSize(d.head_dim, d.seq_k);
   const int64_t v_size = GemmPackedBSize(d.seq_k, d.value_dim);
   const int64_t bh_count = d.batch * d.heads;
-  float* packed = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, bh_count * (kt_size + v_size));
+  float* packed = ThreadScratch<float>(ScratchSlot::kCall, bh_count * (kt_size + v_size));
   pool.ParallelFor(bh_count, /*grain=*/1, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
       float* head = packed + bh * (kt_size + v_size);
@@ -220,9 +220,9 @@ absl::Status AttentionKernel(const KernelCall& call) {
   const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(d.seq_k, 1), 1,
                                             std::max<int64_t>(d.seq_q, 1));
   const int64_t blocks = (d.seq_q + block - 1) / block;
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   pool.ParallelFor(bh_count * blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
-    float* scores = nn::ThreadScratch<float>(nn::ScratchSlot::kTask, block * d.seq_k);
+    float* scores = ThreadScratch<float>(ScratchSlot::kTask, block * d.seq_k);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bh = t / blocks, q0 = t % blocks * block;
       const int64_t rows = std::min(block, d.seq_q - q0);

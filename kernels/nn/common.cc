@@ -1,3 +1,5 @@
+// The neural-network families' shared attribute parsing, checks and slice walks
+// (kernels/nn/common.h).
 #include "kernels/nn/common.h"
 
 #include <algorithm>
@@ -9,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/internal/checks.h"
-#include "kernels/nn/scratch.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels::nn {
 namespace {

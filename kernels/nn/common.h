@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/kernel.h"
+#include "kernels/microkernels.h"
 #include "kernels/thread_pool.h"
 #include "objects/ndarray.h"
 
@@ -107,6 +108,15 @@ void ValidOutputs(const WindowAxis& w, int64_t k, int64_t in, int64_t out, int64
                   int64_t* hi);
 // The taps [*lo, *hi) (within [0, kernel)) of output `o` that read inside [0, in).
 void ValidTaps(const WindowAxis& w, int64_t o, int64_t in, int64_t* lo, int64_t* hi);
+
+// softmax(x) into `y` (which may be `x`) for one row of `n` elements: three passes over
+// a row that stays in cache. Shared by nn.softmax and nn.attention.
+inline void SoftmaxRow(const Microkernels& uk, int64_t n, const float* x, float* y) {
+  if (n == 0) return;
+  const float max = uk.elementwise.rmax(n, x);
+  const float sum = uk.nn.raddstoreexpminusmax(n, x, max, y);
+  uk.nn.vmulc(n, y, 1.0f / sum, y);
+}
 
 }  // namespace dynvm::kernels::nn
 

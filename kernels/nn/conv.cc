@@ -30,13 +30,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "kernels/flops.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/flops.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/internal/checks.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
-#include "kernels/nn/ukernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -190,7 +190,7 @@ absl::Status ConvShapeFn(const ShapeCall& call) {
 
 // One output plane of a depthwise convolution: `in` is the input channel's plane, `w`
 // the channel's kh x kw taps.
-void DepthwisePlane(const ConvGeometry& g, const nn::NnMicrokernels& uk, const float* in,
+void DepthwisePlane(const ConvGeometry& g, const Microkernels& uk, const float* in,
                     const float* w, float bias, float* out) {
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     float* row = out + oh * g.out_w;
@@ -206,7 +206,7 @@ void DepthwisePlane(const ConvGeometry& g, const nn::NnMicrokernels& uk, const f
         const float* src = in + ih * g.in_w + lo * g.w.stride - g.w.pad_before + kw * g.w.dilation;
         const float tap = w[kh * g.w.kernel + kw];
         if (g.w.stride == 1) {
-          uk.vmulcacc(hi - lo, src, tap, row + lo);
+          uk.nn.vmulcacc(hi - lo, src, tap, row + lo);
         } else {
           for (int64_t i = 0; i < hi - lo; ++i) row[lo + i] += src[i * g.w.stride] * tap;
         }
@@ -219,7 +219,7 @@ void Depthwise(const ConvGeometry& g, const float* in, const float* weight, cons
                float* out, ThreadPool& pool) {
   const int64_t in_plane = g.in_h * g.in_w, out_plane = g.pixels();
   const int64_t taps = g.h.kernel * g.w.kernel;
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   pool.ParallelFor(
       g.batch * g.out_channels, internal::GrainForBytes(sizeof(float) * out_plane * taps),
       [&](int64_t begin, int64_t end) {
@@ -281,7 +281,7 @@ void Im2colGemm(const ConvGeometry& g, const float* in, const float* weight, con
   const int64_t tiles = (pixels + tile - 1) / tile;
   pool.ParallelFor(g.batch * g.groups * tiles, /*grain=*/1, [&](int64_t begin, int64_t end) {
     float* col =
-        pointwise ? nullptr : nn::ThreadScratch<float>(nn::ScratchSlot::kTask, patch * tile);
+        pointwise ? nullptr : ThreadScratch<float>(ScratchSlot::kTask, patch * tile);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / (g.groups * tiles), group = t / tiles % g.groups;
       const int64_t p0 = t % tiles * tile, count = std::min(tile, pixels - p0);

@@ -6,7 +6,7 @@
 // stays accurate when the mean is large against the spread; a third pass applies
 // gamma and beta. The slice stays in cache across the passes.
 //
-// With a prologue (a fused_elementwise program, kernels/fused_elementwise.h) layer_norm
+// With a prologue (a fused_elementwise program, kernels/elementwise/fused_elementwise.h) layer_norm
 // takes the program's inputs, then gamma and beta, and normalises program(inputs), so
 // that a transformer's `layer_norm(add(%x, %residual))` is one call. Contiguous slices
 // are evaluated a few rows at a time into a per-thread buffer in L1 and normalised from
@@ -28,13 +28,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "kernels/internal/checks.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
 #include "kernels/nn/prologue.h"
-#include "kernels/nn/scratch.h"
-#include "kernels/nn/ukernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -153,12 +153,12 @@ absl::Status BatchNormShapeFn(const ShapeCall& call) {
 }
 
 // Normalises one contiguous slice of `n` elements; `out` may be `in`.
-void LayerNormSlice(const nn::NnMicrokernels& uk, int64_t n, float epsilon, const float* gamma,
+void LayerNormSlice(const Microkernels& uk, int64_t n, float epsilon, const float* gamma,
                     const float* beta, const float* in, float* out) {
   const float inv_n = 1.0f / static_cast<float>(n);
-  const float mean = uk.rsum(n, in) * inv_n;
-  const float var = uk.rsumsqdiff(n, in, mean) * inv_n;
-  uk.vnormalize(n, in, mean, 1.0f / std::sqrt(var + epsilon), gamma, beta, out);
+  const float mean = static_cast<float>(uk.elementwise.rsum(n, in)) * inv_n;
+  const float var = uk.nn.rsumsqdiff(n, in, mean) * inv_n;
+  uk.nn.vnormalize(n, in, mean, 1.0f / std::sqrt(var + epsilon), gamma, beta, out);
 }
 
 absl::Status LayerNormKernel(const KernelCall& call) {
@@ -170,7 +170,7 @@ absl::Status LayerNormKernel(const KernelCall& call) {
   const int data_inputs = call.num_inputs - 2;  // gamma and beta come last
   const float* gamma = state.scale ? call.args[data_inputs]->data_as<float>() : nullptr;
   const float* beta = state.center ? call.args[data_inputs + 1]->data_as<float>() : nullptr;
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   const int rank = static_cast<int>(shape.size());
   const int64_t outer = nn::Product(shape, 0, axis), n = shape[axis];
   const int64_t inner = nn::Product(shape, axis + 1, rank);
@@ -198,7 +198,7 @@ absl::Status BatchNormKernel(const KernelCall& call) {
   const int64_t outer = nn::Product(x.shape(), 0, axis);
   const int64_t inner = nn::Product(x.shape(), axis + 1, x.ndim());
 
-  float* a = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, 2 * channels);
+  float* a = ThreadScratch<float>(ScratchSlot::kCall, 2 * channels);
   float* b = a + channels;
   const float* gamma = call.args[1]->data_as<float>();
   const float* beta = call.args[2]->data_as<float>();
@@ -210,14 +210,15 @@ absl::Status BatchNormKernel(const KernelCall& call) {
     b[c] = static_cast<float>((state.center ? beta[c] : 0.0) - mean[c] * scale);
   }
 
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   const float* in = x.data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
   if (inner == 1) {  // channels last: rows of `channels` with per-element a and b
     call.pool->ParallelFor(outer, internal::GrainForBytes(8 * channels),
                            [&](int64_t begin, int64_t end) {
                              for (int64_t r = begin; r < end; ++r) {
-                               uk.vmuladd(channels, in + r * channels, a, b, out + r * channels);
+                               uk.nn.vmuladd(channels, in + r * channels, a, b,
+                                             out + r * channels);
                              }
                            });
     return absl::OkStatus();
@@ -226,7 +227,7 @@ absl::Status BatchNormKernel(const KernelCall& call) {
                          [&](int64_t begin, int64_t end) {
                            for (int64_t r = begin; r < end; ++r) {
                              const int64_t c = r % channels;
-                             uk.vmuladdc(inner, in + r * inner, a[c], b[c], out + r * inner);
+                             uk.nn.vmuladdc(inner, in + r * inner, a[c], b[c], out + r * inner);
                            }
                          });
   return absl::OkStatus();

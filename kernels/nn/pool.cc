@@ -24,10 +24,10 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/internal/checks.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
-#include "kernels/nn/ukernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -123,7 +123,7 @@ struct PoolPlan {
 };
 
 template <bool kMax>
-void PoolPlane(const PoolPlan& p, const nn::NnMicrokernels& uk, const float* in, float* out) {
+void PoolPlane(const PoolPlan& p, const Microkernels& uk, const float* in, float* out) {
   constexpr float kInit = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
   const int64_t window = p.h.kernel * p.w.kernel;
   for (int64_t oh = 0; oh < p.out_h; ++oh) {
@@ -138,7 +138,7 @@ void PoolPlane(const PoolPlan& p, const nn::NnMicrokernels& uk, const float* in,
         if (n == 0) continue;
         const float* src = in_row + lo * p.w.stride - p.w.pad_before + kw * p.w.dilation;
         if (p.w.stride == 1) {
-          kMax ? uk.vmaxacc(n, src, row + lo) : uk.vaddacc(n, src, row + lo);
+          kMax ? uk.nn.vmaxacc(n, src, row + lo) : uk.nn.vaddacc(n, src, row + lo);
         } else {
           for (int64_t i = 0; i < n; ++i) {
             const float v = src[i * p.w.stride];
@@ -174,7 +174,7 @@ absl::Status PoolKernel(const KernelCall& call) {
   const int64_t planes = out_shape[0] * out_shape[1];
   PoolPlan p{s.h, s.w, x.shape()[2], x.shape()[3], out_shape[2], out_shape[3], s.count_include_pad};
 
-  int64_t* tables = nn::ThreadScratch<int64_t>(nn::ScratchSlot::kCall, 2 * (p.out_w + p.w.kernel));
+  int64_t* tables = ThreadScratch<int64_t>(ScratchSlot::kCall, 2 * (p.out_w + p.w.kernel));
   int64_t* taps_w = tables;
   int64_t* padded_w = taps_w + p.out_w;
   int64_t* ow_lo = padded_w + p.out_w;
@@ -193,7 +193,7 @@ absl::Status PoolKernel(const KernelCall& call) {
   p.ow_lo = ow_lo;
   p.ow_hi = ow_hi;
 
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   const float* in = x.data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
   const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
@@ -229,14 +229,15 @@ absl::Status GlobalAvgPoolKernel(const KernelCall& call) {
   const int64_t out_shape[] = {s[0], s[1], 1, 1};
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGlobalAvgPool, call, {out_shape}));
   if (s[0] * s[1] == 0) return absl::OkStatus();  // then the plane's size fits in int64
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   const int64_t plane = s[2] * s[3];
   const float* in = x.data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
   call.pool->ParallelFor(s[0] * s[1], internal::GrainForBytes(sizeof(float) * plane),
                          [&](int64_t begin, int64_t end) {
                            for (int64_t i = begin; i < end; ++i) {
-                             out[i] = uk.rsum(plane, in + i * plane) / static_cast<float>(plane);
+                             const double sum = uk.elementwise.rsum(plane, in + i * plane);
+                             out[i] = static_cast<float>(sum / static_cast<double>(plane));
                            }
                          });
   return absl::OkStatus();

@@ -20,10 +20,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
-#include "kernels/nn/scratch.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
 #include "objects/ndarray.h"
 

@@ -38,7 +38,7 @@
 #include "kernels/internal/checks.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -237,7 +237,7 @@ absl::Status ResizeKernel(const KernelCall& call) {
 
   // Tables for the columns then the rows: indices first, then weights.
   const int64_t positions = s.out_w + s.out_h;
-  void* scratch = nn::ThreadScratchBytes(nn::ScratchSlot::kCall,
+  void* scratch = ThreadScratchBytes(ScratchSlot::kCall,
                                          positions * (2 * sizeof(int64_t) + sizeof(float)));
   int64_t* indices = static_cast<int64_t*>(scratch);
   float* weights = reinterpret_cast<float*>(indices + 2 * positions);

@@ -51,12 +51,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/internal/checks.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
-#include "kernels/nn/scratch.h"
-#include "kernels/nn/ukernels.h"
+#include "kernels/scratch.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -247,13 +247,13 @@ void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* 
               ThreadPool& pool) {
   const int64_t hid = d.hidden;
   GateGemm(d.batch, hid, 4 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/true, gates, 4 * hid, pool);
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
     if (w.p == nullptr) {
-      uk.lstm_gates(hid, gates + 4 * s, c + s, h_out + s, c_out + s);
+      uk.nn.lstm_gates(hid, gates + 4 * s, c + s, h_out + s, c_out + s);
     } else {
-      uk.lstm_peephole_gates(hid, gates + 4 * s, c + s, w.p, h_out + s, c_out + s);
+      uk.nn.lstm_peephole_gates(hid, gates + 4 * s, c + s, w.p, h_out + s, c_out + s);
     }
   });
 }
@@ -268,26 +268,26 @@ void GruStep(const RnnDims& d, const RnnWeights& w, bool linear_before_reset, co
              float* gh, float* rh, const float* h, float* h_out, const StepRows& rows,
              ThreadPool& pool) {
   const int64_t hid = d.hidden;
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   if (linear_before_reset) {
     GateGemm(d.batch, hid, 3 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
     ForEachBatchRow(d, rows, pool, [&](int64_t r) {
       const int64_t s = r * hid;
-      uk.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+      uk.nn.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
     });
     return;
   }
   GateGemm(d.batch, hid, 2 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
   ForEachBatchRow(d, /*rows=*/{}, pool, [&](int64_t r) {
     const int64_t s = r * hid;
-    uk.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
+    uk.nn.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
   });
   GateGemm(d.batch, hid, hid, rh, w.w_hh + 2 * hid * hid,
            w.b_hh != nullptr ? w.b_hh + 2 * hid : nullptr, /*accumulate=*/false, gh + 2 * hid,
            3 * hid, pool);
   ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
-    uk.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+    uk.nn.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
   });
 }
 
@@ -298,7 +298,7 @@ absl::Status LstmCellKernel(const KernelCall& call) {
   if (d.batch * d.hidden == 0) return absl::OkStatus();
   NDArrayObj* const* in = call.args;
   const RnnWeights w = GetWeights(kLstmCell, d, in);
-  float* gates = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, d.batch * 4 * d.hidden);
+  float* gates = ThreadScratch<float>(ScratchSlot::kCall, d.batch * 4 * d.hidden);
   GateGemm(d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
   LstmStep(d, w, gates, in[1]->data_as<float>(), in[2]->data_as<float>(),
@@ -315,7 +315,7 @@ absl::Status GruCellKernel(const KernelCall& call) {
   NDArrayObj* const* in = call.args;
   const RnnWeights w = GetWeights(kGruCell, d, in);
   const int64_t block = d.batch * 3 * d.hidden;
-  float* gi = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, 2 * block);
+  float* gi = ThreadScratch<float>(ScratchSlot::kCall, 2 * block);
   GateGemm(d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
   GruStep(d, w, /*linear_before_reset=*/true, gi, gi + block, /*rh=*/nullptr,
@@ -371,7 +371,7 @@ absl::Status LstmKernel(const KernelCall& call) {
   }
   if (d.seq > 0) {
     const RnnWeights w = GetWeights(kLstm, d, in);
-    float* gates = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, d.seq * block);
+    float* gates = ThreadScratch<float>(ScratchSlot::kCall, d.seq * block);
     GateGemm(d.seq * d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
              /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
     for (int64_t s = 0; s < d.seq; ++s) {
@@ -411,7 +411,7 @@ absl::Status GruKernel(const KernelCall& call) {
     const RnnWeights w = GetWeights(kGru, d, in);
     // Every step's input part, then one step's hidden part (and r h, if needed).
     const int64_t rh_size = attrs.linear_before_reset ? 0 : state;
-    float* gi = nn::ThreadScratch<float>(nn::ScratchSlot::kCall, (d.seq + 1) * block + rh_size);
+    float* gi = ThreadScratch<float>(ScratchSlot::kCall, (d.seq + 1) * block + rh_size);
     float* gh = gi + d.seq * block;
     float* rh = attrs.linear_before_reset ? nullptr : gh + block;
     GateGemm(d.seq * d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,

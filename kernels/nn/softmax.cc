@@ -8,7 +8,7 @@
 // parallel, and slices along an inner axis are transposed through a tile
 // (ForEachAxisRow) so that the microkernels always see contiguous rows.
 //
-// With a prologue (a fused_elementwise program, kernels/fused_elementwise.h) the kernel
+// With a prologue (a fused_elementwise program, kernels/elementwise/fused_elementwise.h) the kernel
 // takes the program's inputs and computes softmax(program(inputs)), so that BERT's
 // `softmax(scores * scale + mask)` is one call. Along the last axis, each task evaluates
 // the program for a few rows into a per-thread buffer that stays in L1 and runs the
@@ -24,12 +24,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "kernels/internal/checks.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
 #include "kernels/nn/prologue.h"
-#include "kernels/nn/ukernels.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -82,14 +82,14 @@ absl::Status SoftmaxShapeFn(const ShapeCall& call) {
 
 // softmax or log_softmax of one contiguous slice of `n` elements; `out` may be `in`.
 template <bool kLog>
-void SoftmaxSlice(const nn::NnMicrokernels& uk, int64_t n, const float* in, float* out) {
+void SoftmaxSlice(const Microkernels& uk, int64_t n, const float* in, float* out) {
   if constexpr (kLog) {
-    const float max = uk.rmax(n, in);
-    const float log_sum = std::log(uk.raddexpminusmax(n, in, max));
+    const float max = uk.elementwise.rmax(n, in);
+    const float log_sum = std::log(uk.nn.raddexpminusmax(n, in, max));
     // Two roundings, not x - (max + log_sum): when x is near max the result is small and
     // must not inherit an ulp of max.
-    uk.vaddc(n, in, -max, out);
-    uk.vaddc(n, out, -log_sum, out);
+    uk.nn.vaddc(n, in, -max, out);
+    uk.nn.vaddc(n, out, -log_sum, out);
   } else {
     nn::SoftmaxRow(uk, n, in, out);
   }
@@ -102,7 +102,7 @@ absl::Status SoftmaxKernel(const KernelCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const int axis, CheckInputs<kLog>(call.state, call.inputs(), shape));
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOpName<kLog>, call, {shape}));
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
-  const nn::NnMicrokernels& uk = nn::GetNnMicrokernels();
+  const Microkernels& uk = GetMicrokernels();
   const int rank = static_cast<int>(shape.size());
   const int64_t outer = nn::Product(shape, 0, axis), n = shape[axis];
   const int64_t inner = nn::Product(shape, axis + 1, rank);

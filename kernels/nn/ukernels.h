@@ -1,8 +1,9 @@
 // The microkernels of the neural-network kernels (kernels/nn/): the row operations that
 // softmax, the normalisations, attention, pooling and the recurrent cells spend their
 // time in, each in a scalar reference (ukernels_scalar.cc) and an AVX2+FMA version
-// (ukernels_avx2.cc, its own translation unit compiled with -mavx2 -mfma). The table for
-// this CPU is chosen once, on first use.
+// (ukernels_avx2.cc, its own translation unit compiled with -mavx2 -mfma). They are the
+// `nn` part of the library's one micro-kernel table (kernels/microkernels.h); the row
+// max and sum these kernels also use are the `elementwise` part's.
 //
 // Names follow XNNPACK: f32_<operation>__<isa>, with r = reduction and v = elementwise
 // vector operation; a trailing c means a scalar operand. Every function takes `n >= 0`
@@ -10,10 +11,10 @@
 // wrappers check). An output may be the same array as an input (in-place), but must not
 // otherwise overlap one.
 //
-//   const NnMicrokernels& uk = GetNnMicrokernels();
-//   const float max = uk.rmax(n, x);
-//   const float sum = uk.raddstoreexpminusmax(n, x, max, y);  // y = exp(x - max)
-//   uk.vmulc(n, y, 1.0f / sum, y);                             // y = softmax(x)
+//   const Microkernels& uk = GetMicrokernels();
+//   const float max = uk.elementwise.rmax(n, x);
+//   const float sum = uk.nn.raddstoreexpminusmax(n, x, max, y);  // y = exp(x - max)
+//   uk.nn.vmulc(n, y, 1.0f / sum, y);                             // y = softmax(x)
 #ifndef DYNVM_KERNELS_NN_UKERNELS_H_
 #define DYNVM_KERNELS_NN_UKERNELS_H_
 
@@ -22,15 +23,7 @@
 namespace dynvm::kernels::nn {
 
 // One implementation of every microkernel, for one instruction set.
-struct NnMicrokernels {
-  // The instruction set, for messages and benchmarks: "scalar" or "avx2".
-  const char* isa;
-
-  // max(x[0..n)); -inf when n == 0. A NaN element gives an unspecified value (the
-  // kernels' results are NaN for such rows either way).
-  float (*rmax)(int64_t n, const float* x);
-  // sum(x[0..n)); 0 when n == 0.
-  float (*rsum)(int64_t n, const float* x);
+struct NnUkernels {
   // sum((x[i] - c)^2): the centred second moment, which keeps the variance accurate
   // when the mean is large compared to the spread.
   float (*rsumsqdiff)(int64_t n, const float* x, float c);
@@ -86,28 +79,10 @@ struct NnMicrokernels {
                              float* h_out);
 };
 
-// The table the library uses, chosen on first call: AVX2+FMA when UseAvx2Fma()
-// (kernels/cpu_features.h), else the scalar one.
-const NnMicrokernels& GetNnMicrokernels();
-// The scalar reference, which runs everywhere.
-const NnMicrokernels& GetNnMicrokernelsScalar();
-// The AVX2+FMA table, or null if this CPU lacks either extension.
-const NnMicrokernels* GetNnMicrokernelsAvx2();
-
-namespace internal {
-// The AVX2+FMA table itself, whatever the CPU: reach it through the functions above,
-// which check.
-const NnMicrokernels& NnMicrokernelsAvx2Table();
-}  // namespace internal
-
-// softmax(x) into `y` (which may be `x`) for one row of `n` elements: three passes over
-// a row that stays in cache. Shared by nn.softmax and nn.attention.
-inline void SoftmaxRow(const NnMicrokernels& uk, int64_t n, const float* x, float* y) {
-  if (n == 0) return;
-  const float max = uk.rmax(n, x);
-  const float sum = uk.raddstoreexpminusmax(n, x, max, y);
-  uk.vmulc(n, y, 1.0f / sum, y);
-}
+// The portable table and the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h)
+// hands out the AVX2 one only on CPUs that run it.
+const NnUkernels& NnUkernelsScalar();
+const NnUkernels& NnUkernelsAvx2();
 
 }  // namespace dynvm::kernels::nn
 

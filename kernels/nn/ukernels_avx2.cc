@@ -22,30 +22,10 @@ namespace {
 constexpr int64_t kLanes = 8;
 
 using vmath::ExpNonPositive;
-using vmath::HorizontalMax;
 using vmath::HorizontalSum;
 using vmath::Sigmoid;
 using vmath::TailMask;
 using vmath::Tanh;
-
-float f32_rmax__avx2(int64_t n, const float* x) {
-  const __m256 lowest = _mm256_set1_ps(-__builtin_inff());
-  __m256 m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
-  int64_t i = 0;
-  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
-    m2 = _mm256_max_ps(m2, _mm256_loadu_ps(x + i + 16));
-    m3 = _mm256_max_ps(m3, _mm256_loadu_ps(x + i + 24));
-  }
-  for (; i + kLanes <= n; i += kLanes) m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-  if (i < n) {
-    const __m256i mask = TailMask(n - i);
-    const __m256 v = _mm256_maskload_ps(x + i, mask);
-    m1 = _mm256_max_ps(m1, _mm256_blendv_ps(lowest, v, _mm256_castsi256_ps(mask)));
-  }
-  return HorizontalMax(_mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
-}
 
 // sum(f(x[i])) over `n` elements for an elementwise f given on registers.
 template <typename F>
@@ -65,10 +45,6 @@ float ReduceSum(int64_t n, const float* x, F f) {
     a1 = _mm256_add_ps(a1, _mm256_and_ps(v, _mm256_castsi256_ps(mask)));
   }
   return HorizontalSum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-}
-
-float f32_rsum__avx2(int64_t n, const float* x) {
-  return ReduceSum(n, x, [](__m256 v) { return v; });
 }
 
 float f32_rsumsqdiff__avx2(int64_t n, const float* x, float c) {
@@ -264,10 +240,7 @@ void f32_gru_reset__avx2(int64_t n, const float* gi, const float* gh, const floa
   });
 }
 
-constexpr NnMicrokernels kAvx2 = {
-    .isa = "avx2",
-    .rmax = f32_rmax__avx2,
-    .rsum = f32_rsum__avx2,
+constexpr NnUkernels kAvx2 = {
     .rsumsqdiff = f32_rsumsqdiff__avx2,
     .raddexpminusmax = f32_raddexpminusmax__avx2,
     .raddstoreexpminusmax = f32_raddstoreexpminusmax__avx2,
@@ -289,8 +262,6 @@ constexpr NnMicrokernels kAvx2 = {
 
 }  // namespace
 
-namespace internal {
-const NnMicrokernels& NnMicrokernelsAvx2Table() { return kAvx2; }
-}  // namespace internal
+const NnUkernels& NnUkernelsAvx2() { return kAvx2; }
 
 }  // namespace dynvm::kernels::nn

@@ -3,7 +3,6 @@
 // versions must compute, and run on CPUs without AVX2.
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "kernels/nn/ukernels.h"
 
@@ -11,18 +10,6 @@ namespace dynvm::kernels::nn {
 namespace {
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-float f32_rmax__scalar(int64_t n, const float* x) {
-  float max = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
-  return max;
-}
-
-float f32_rsum__scalar(int64_t n, const float* x) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  return sum;
-}
 
 float f32_rsumsqdiff__scalar(int64_t n, const float* x, float c) {
   float sum = 0.0f;
@@ -147,11 +134,8 @@ void f32_gru_reset__scalar(int64_t n, const float* gi, const float* gh, const fl
 
 }  // namespace
 
-const NnMicrokernels& GetNnMicrokernelsScalar() {
-  static constexpr NnMicrokernels kScalar = {
-      .isa = "scalar",
-      .rmax = f32_rmax__scalar,
-      .rsum = f32_rsum__scalar,
+const NnUkernels& NnUkernelsScalar() {
+  static constexpr NnUkernels kScalar = {
       .rsumsqdiff = f32_rsumsqdiff__scalar,
       .raddexpminusmax = f32_raddexpminusmax__scalar,
       .raddstoreexpminusmax = f32_raddstoreexpminusmax__scalar,

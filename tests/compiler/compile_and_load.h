@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/driver/compile.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "vm/executable.h"

@@ -15,6 +15,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/adt.h"
 #include "objects/allocator.h"

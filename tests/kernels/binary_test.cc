@@ -1,7 +1,7 @@
-// Tests of the elementwise binary kernels (kernels/binary.cc) against a scalar reference
+// Tests of the elementwise binary kernels (kernels/elementwise/binary.cc) against a scalar reference
 // written here, on random and hand-picked broadcast shapes: arithmetic, power, mod,
 // comparisons over every dtype, logical operations and where; of numpy broadcasting and
-// its loop driver (kernels/broadcast.h); of the kernel wrappers' errors; and of
+// its loop driver (kernels/elementwise/broadcast.h); of the kernel wrappers' errors; and of
 // KernelRegistry (kernels/kernel.h).
 //
 // Tolerances: one IEEE operation is correctly rounded, so a float result may differ from
@@ -9,7 +9,7 @@
 // ulp of the result type. We allow one ulp relative (|got - ref| <= eps * |ref|, plus
 // the smallest normal for results near zero); power, a library call, gets two. mod,
 // floor_mod, comparisons, logical operations, where and integers are compared exactly.
-#include "kernels/binary.h"
+#include "kernels/elementwise/binary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +25,8 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/broadcast.h"
+#include "kernels/api.h"
+#include "kernels/elementwise/broadcast.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "objects/ndarray.h"

@@ -1,4 +1,4 @@
-// Tests of the `cast` kernel (kernels/unary.cc, rules in kernels/elementwise/convert.h)
+// Tests of the `cast` kernel (kernels/elementwise/unary.cc, rules in kernels/elementwise/convert.h)
 // between every pair of runtime dtypes, against a reference written here in long double
 // (which holds every value of every dtype exactly, i64 included):
 //

@@ -1,4 +1,4 @@
-// Tests of the tensor-creation kernels (kernels/creation.cc) — arange, full, zeros,
+// Tests of the tensor-creation kernels (kernels/data_movement/creation.cc) — arange, full, zeros,
 // ones and dyn.full, dyn.zeros, dyn.ones — against plain references written here, all
 // through RunKernel, whose shape functions read input values (arange's bounds, the
 // dyn.* shape tensors).
@@ -8,7 +8,7 @@
 // rounds once, so an element may differ by 2 ulp of double plus, for f32, the final
 // rounding: we allow 2^-50 relative for f64 and 1 ulp (2^-23 relative) for f32.
 // Integer aranges and fills are exact.
-#include "kernels/creation.h"
+#include "kernels/data_movement/creation.h"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-// Tests of the data-dependent-shape kernels (kernels/dynamic.cc) — argwhere and nonzero
+// Tests of the data-dependent-shape kernels (kernels/data_movement/dynamic.cc) — argwhere and nonzero
 // — against a plain reference (a scan of every element's multi-index), through RunKernel,
 // whose shape functions count the nonzero elements: masks with no, some and all
 // elements set, every dtype (-0.0 is zero, NaN is not), ranks 0 to 4, and inputs long
@@ -7,7 +7,7 @@
 // 5, and on empty tensors with extents far past any allocation (only the shape is read).
 //
 // Tolerances: none; coordinates are exact.
-#include "kernels/dynamic.h"
+#include "kernels/data_movement/dynamic.h"
 
 #include <cmath>
 #include <cstring>

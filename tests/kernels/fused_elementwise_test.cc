@@ -1,4 +1,4 @@
-// Tests of fused_elementwise (kernels/fused_elementwise.cc): chains of every operator on
+// Tests of fused_elementwise (kernels/elementwise/fused_elementwise.cc): chains of every operator on
 // random broadcast shapes against the single-op kernels run one by one through the
 // registry; Bind's errors for malformed programs and the call's errors, with their
 // messages; thread counts and an output aliasing an input.
@@ -7,7 +7,7 @@
 // functions (the unary microkernel table, elementwise::Add and kin), whose results do
 // not depend on where an element sits in a vector, so results are compared bit for bit
 // (any NaN equals any NaN). This holds for either microkernel table (DYNVM_ISA=scalar).
-#include "kernels/fused_elementwise.h"
+#include "kernels/elementwise/fused_elementwise.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "objects/ndarray.h"

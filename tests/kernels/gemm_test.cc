@@ -1,4 +1,4 @@
-// Tests of GemmF32 (kernels/gemm.h) against GemmF32Reference, through every
+// Tests of GemmF32 (kernels/gemm/gemm.h) against GemmF32Reference, through every
 // micro-kernel table this CPU can run (kernels/gemm/gemm_internal.h): random and edge
 // shapes (0, 1, primes, partial tiles, several k/m/n cache blocks), all transpose
 // combinations, every epilogue, leading dimensions past the row lengths, a residual
@@ -22,15 +22,17 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu_features.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
-#include "kernels/internal/scratch.h"
+#include "kernels/microkernels.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace dynvm::kernels {
 namespace {
 
-using internal::GemmKernels;
+using testing::EveryMicrokernelTable;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // Written into C's padding: the GEMM must leave it alone.
@@ -57,15 +59,7 @@ struct Case {
 };
 
 // The tables to test: every one the CPU can execute.
-std::vector<const GemmKernels*> Tables() {
-  std::vector<const GemmKernels*> tables = {&internal::ScalarGemmKernels()};
-#if defined(__x86_64__)
-  if (CpuHasAvx2Fma()) {
-    tables.push_back(&internal::Avx2FmaGemmKernels());
-  }
-#endif
-  return tables;
-}
+std::vector<const Microkernels*> Tables() { return EveryMicrokernelTable(); }
 
 // A rows x cols matrix with `ld` elements per row: values in [-1, 1), NaN padding (so
 // that reading it would show in the result).
@@ -80,8 +74,8 @@ std::vector<float> RandomMatrix(int64_t rows, int64_t cols, int64_t ld, std::mt1
 
 // Runs `cs` with `table` (GemmF32 itself when null) on `pool` and compares with the
 // reference.
-void Check(const GemmKernels* table, const Case& cs, ThreadPool& pool, std::mt19937& rng) {
-  SCOPED_TRACE(absl::StrFormat("%s threads=%d %s", table ? table->name : "GemmF32",
+void Check(const Microkernels* table, const Case& cs, ThreadPool& pool, std::mt19937& rng) {
+  SCOPED_TRACE(absl::StrFormat("%s threads=%d %s", table ? IsaName(table->isa) : std::string_view("GemmF32"),
                                pool.num_threads(), cs.ToString()));
   const int64_t m = cs.m, n = cs.n, k = cs.k;
   const int64_t lda = (cs.trans_a ? m : k) + cs.pad, ldb = (cs.trans_b ? k : n) + cs.pad;
@@ -113,12 +107,12 @@ void Check(const GemmKernels* table, const Case& cs, ThreadPool& pool, std::mt19
   }
   args.c = c.data();
   if (cs.residual == Residual::kAliasesC) args.residual = c.data();
-  internal::ScratchBuffer packed;
+  ScratchBuffer packed;
   if (cs.packed_b) {
     // One float past a 64-byte boundary: packed B needs no alignment.
     float* panels = packed.As<float>(GemmPackedBSize(k, n) + 1) + 1;
     if (table != nullptr) {
-      if (k > 0 && n > 0) table->pack_b(cs.trans_b, k, n, b.data(), ldb, panels);
+      if (k > 0 && n > 0) table->gemm.pack_b(cs.trans_b, k, n, b.data(), ldb, panels);
     } else {
       GemmPackB(k, n, b.data(), ldb, cs.trans_b, panels);
     }
@@ -133,7 +127,7 @@ void Check(const GemmKernels* table, const Case& cs, ThreadPool& pool, std::mt19
     EXPECT_EQ(from_packed, expected) << "GemmF32Reference on packed B";
   }
   if (table != nullptr) {
-    internal::GemmF32With(*table, args, pool);
+    internal::GemmF32With(table->gemm, args, pool);
   } else {
     GemmF32(args, pool);
   }
@@ -169,7 +163,7 @@ TEST(GemmTest, EveryTransposeAndEpilogue) {
   ThreadPool pool(2);
   const Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluErf,
                                      Activation::kGeluTanh};
-  for (const GemmKernels* table : Tables()) {
+  for (const Microkernels* table : Tables()) {
     for (int trans = 0; trans < 4; ++trans) {
       for (float alpha : {1.0f, -0.75f}) {
         for (bool bias : {false, true}) {
@@ -210,7 +204,7 @@ TEST(GemmTest, RandomShapes) {
             .activation = static_cast<Activation>(act(rng)),
             .residual = static_cast<Residual>(act(rng) % 3), .pad = coin(rng) * 5,
             .packed_b = coin(rng) == 1};
-    for (const GemmKernels* table : Tables()) Check(table, cs, *pools[iter % 3], rng);
+    for (const Microkernels* table : Tables()) Check(table, cs, *pools[iter % 3], rng);
     Check(nullptr, cs, *pools[iter % 3], rng);
   }
 }
@@ -241,7 +235,7 @@ TEST(GemmTest, LargeShapesOnThreads) {
   };
   for (const Case& cs : kCases) {
     for (ThreadPool* pool : {&one, &two, &three}) {
-      for (const GemmKernels* table : Tables()) Check(table, cs, *pool, rng);
+      for (const Microkernels* table : Tables()) Check(table, cs, *pool, rng);
     }
   }
 }
@@ -249,7 +243,7 @@ TEST(GemmTest, LargeShapesOnThreads) {
 TEST(GemmTest, KZeroAppliesTheEpilogueToZeros) {
   std::mt19937 rng(4);
   ThreadPool pool(2);
-  for (const GemmKernels* table : Tables()) {
+  for (const Microkernels* table : Tables()) {
     Check(table, Case{.m = 9, .n = 20, .k = 0, .bias = true, .activation = Activation::kGeluErf,
                       .residual = Residual::kAliasesC},
           pool, rng);
@@ -266,28 +260,21 @@ TEST(GemmTest, PackedBLayoutIsTheSameForEveryTable) {
       const int64_t ldb = (trans ? k : n) + 2;
       const std::vector<float> b = RandomMatrix(trans ? n : k, trans ? k : n, ldb, rng);
       ASSERT_EQ(GemmPackedBSize(k, n), (n + 15) / 16 * 16 * k);
-      for (const GemmKernels* table : Tables()) {
-        internal::ScratchBuffer buffer;
+      for (const Microkernels* table : Tables()) {
+        ScratchBuffer buffer;
         float* packed = buffer.As<float>(GemmPackedBSize(k, n) + 1) + 1;  // unaligned
-        table->pack_b(trans, k, n, b.data(), ldb, packed);
+        table->gemm.pack_b(trans, k, n, b.data(), ldb, packed);
         for (int64_t p = 0; p < k; ++p) {
           for (int64_t j = 0; j < (n + 15) / 16 * 16; ++j) {
             const float want = j >= n ? 0.0f : trans ? b[j * ldb + p] : b[p * ldb + j];
             ASSERT_EQ(packed[(j / 16 * k + p) * 16 + j % 16], want)
-                << table->name << " k=" << k << " n=" << n << " trans=" << trans << " at "
+                << IsaName(table->isa) << " k=" << k << " n=" << n << " trans=" << trans << " at "
                 << p << ", " << j;
           }
         }
       }
     }
   }
-}
-
-TEST(GemmTest, BestTableMatchesTheCpuAndDynvmIsa) {
-  EXPECT_STREQ(internal::BestGemmKernels().name, UseAvx2Fma() ? "avx2_fma" : "scalar");
-  const char* isa = std::getenv("DYNVM_ISA");
-  const bool forced_scalar = isa != nullptr && std::string_view(isa) == "scalar";
-  EXPECT_EQ(UseAvx2Fma(), CpuHasAvx2Fma() && !forced_scalar);
 }
 
 // The vectorised epilogues' activations on extreme and random inputs, one per column
@@ -309,7 +296,7 @@ TEST(GemmTest, EpilogueActivationsMatchTheirFormulas) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
   ThreadPool pool(1);
-  for (const GemmKernels* table : Tables()) {
+  for (const Microkernels* table : Tables()) {
     for (int a = 0; a < 4; ++a) {
       const Activation act = static_cast<Activation>(a);
       for (int64_t n : {1, 7, 9, 31, 1000}) {
@@ -321,7 +308,7 @@ TEST(GemmTest, EpilogueActivationsMatchTheirFormulas) {
         for (int64_t m : {1, 9}) {
           const std::vector<float> ones(static_cast<size_t>(m), 1.0f);
           std::vector<float> y(static_cast<size_t>(m * n), kNaN);
-          internal::GemmF32With(*table,
+          internal::GemmF32With(table->gemm,
                                 {.m = m, .n = n, .k = 1, .a = ones.data(), .lda = 1,
                                  .b = x.data(), .ldb = n, .c = y.data(), .ldc = n,
                                  .activation = act},
@@ -329,7 +316,7 @@ TEST(GemmTest, EpilogueActivationsMatchTheirFormulas) {
           for (int64_t i = 0; i < m * n; ++i) {
             const double want = ActivationInDouble(act, x[i % n]);
             EXPECT_NEAR(y[i], want, 2e-6 + 1e-6 * std::fabs(want))
-                << table->name << " m=" << m << " act=" << a << " x=" << x[i % n];
+                << IsaName(table->isa) << " m=" << m << " act=" << a << " x=" << x[i % n];
           }
         }
       }

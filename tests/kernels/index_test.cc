@@ -1,11 +1,11 @@
-// Tests of the indexing kernels (kernels/index.cc) — take, gather, scatter_elements,
+// Tests of the indexing kernels (kernels/data_movement/index.cc) — take, gather, scatter_elements,
 // one_hot — against plain references written here (multi-index arithmetic, one
 // element at a time), on seeded random shapes with 0- and 1-sized extents, i32 and i64
 // indices and one data dtype of every element size, all through RunKernel.
 //
 // Tolerances: none. Data movement is bit-exact; scatter_elements' reductions apply the
 // same single operations in the same order as the reference, so they are exact too.
-#include "kernels/index.h"
+#include "kernels/data_movement/index.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,5 @@
+// Tensors for kernel tests, and running a kernel as the VM does
+// (tests/kernels/kernel_test_util.h).
 #include "tests/kernels/kernel_test_util.h"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 
 namespace dynvm::kernels::testing {
 namespace {
@@ -226,6 +229,18 @@ int ProgramInputCount(std::string_view program) {
     }
   }
   return n;
+}
+
+std::vector<const Microkernels*> EveryMicrokernelTable() {
+  std::vector<const Microkernels*> tables;
+  for (Isa isa : kIsas) {
+    if (const Microkernels* table = MicrokernelsFor(isa)) tables.push_back(table);
+  }
+  return tables;
+}
+
+std::string MicrokernelTableName(const ::testing::TestParamInfo<const Microkernels*>& info) {
+  return std::string(IsaName(info.param->isa));
 }
 
 }  // namespace dynvm::kernels::testing

@@ -11,11 +11,14 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "kernels/kernel.h"
+#include "kernels/microkernels.h"
 #include "objects/ndarray.h"
 
 namespace dynvm::kernels::testing {
@@ -56,6 +59,13 @@ void ExpectSameBits(const NDArray& got, const NDArray& want, std::string_view wh
 // How many inputs a fused_elementwise program reads: 1 + the highest iJ in its text
 // (J a single digit, as the tests' programs use).
 int ProgramInputCount(std::string_view program);
+
+// The micro-kernel table of every level this CPU runs (kernels/microkernels.h), lowest
+// first: what a micro-kernel test walks.
+std::vector<const Microkernels*> EveryMicrokernelTable();
+
+// A test's name for a table parameter: its level's name ("scalar", "avx2").
+std::string MicrokernelTableName(const ::testing::TestParamInfo<const Microkernels*>& info);
 
 }  // namespace dynvm::kernels::testing
 

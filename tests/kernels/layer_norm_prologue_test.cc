@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/nn_test_util.h"

@@ -1,4 +1,4 @@
-// Tests of the matrix-multiply kernels (kernels/matmul.cc) — nn.dense, nn.matmul /
+// Tests of the matrix-multiply kernels (kernels/gemm/matmul.cc) — nn.dense, nn.matmul /
 // matmul, nn.batch_matmul, gemm, layout_transform and nn.contrib_dense_pack — against a plain reference written here (double
 // precision, one output element at a time, batch broadcasting by index arithmetic), on
 // seeded random shapes with 0- and 1-sized extents, 1-D operands, broadcast batch dims,

@@ -19,22 +19,18 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu_features.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/ukernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace dynvm::kernels::nn {
 namespace {
 
+using ::dynvm::kernels::testing::EveryMicrokernelTable;
+using ::dynvm::kernels::testing::MicrokernelTableName;
 using ::dynvm::kernels::testing::RandomFloats;
 
 constexpr double kEps = 1.0 / (1 << 23);
-
-std::vector<const NnMicrokernels*> Tables() {
-  std::vector<const NnMicrokernels*> tables = {&GetNnMicrokernelsScalar()};
-  if (const NnMicrokernels* avx2 = GetNnMicrokernelsAvx2()) tables.push_back(avx2);
-  return tables;
-}
 
 std::vector<int64_t> Lengths() {
   std::vector<int64_t> lengths;
@@ -45,30 +41,19 @@ std::vector<int64_t> Lengths() {
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
-class NnUkernelsTest : public ::testing::TestWithParam<const NnMicrokernels*> {
+class NnUkernelsTest : public ::testing::TestWithParam<const Microkernels*> {
  protected:
-  const NnMicrokernels& uk() const { return *GetParam(); }
+  const NnUkernels& uk() const { return GetParam()->nn; }
+  // The row max the nn kernels take from the elementwise part.
+  float rmax(int64_t n, const float* x) const { return GetParam()->elementwise.rmax(n, x); }
 };
 
-TEST_P(NnUkernelsTest, ChosenTableFollowsUseAvx2Fma) {
-  EXPECT_EQ(&GetNnMicrokernels(),
-            UseAvx2Fma() ? GetNnMicrokernelsAvx2() : &GetNnMicrokernelsScalar());
-  EXPECT_EQ(GetNnMicrokernelsAvx2() != nullptr, CpuHasAvx2Fma());
-}
-
-TEST_P(NnUkernelsTest, Reductions) {
+// The row max and sum are the elementwise part's, tested with it (unary_test.cc).
+TEST_P(NnUkernelsTest, SumOfSquaredDifferences) {
   std::mt19937 rng(1);
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
     const std::vector<float> x = RandomFloats(rng, n, -3, 3);
-    double max = -INFINITY, sum = 0, abs_sum = 0;
-    for (float v : x) {
-      max = std::max<double>(max, v);
-      sum += v;
-      abs_sum += std::fabs(v);
-    }
-    EXPECT_EQ(uk().rmax(n, x.data()), static_cast<float>(max));
-    EXPECT_NEAR(uk().rsum(n, x.data()), sum, n * kEps * abs_sum);
     const float c = 0.25f;
     double sq = 0;
     for (float v : x) sq += (double{v} - c) * (double{v} - c);
@@ -81,7 +66,7 @@ TEST_P(NnUkernelsTest, ExpMinusMax) {
   for (int64_t n : Lengths()) {
     SCOPED_TRACE(n);
     const std::vector<float> x = RandomFloats(rng, n, -20, 5);
-    const float max = n == 0 ? 0.0f : uk().rmax(n, x.data());
+    const float max = n == 0 ? 0.0f : rmax(n, x.data());
     std::vector<float> y(n, -1.0f);
     const float sum = uk().raddstoreexpminusmax(n, x.data(), max, y.data());
     double want_sum = 0;
@@ -233,7 +218,7 @@ TEST_P(NnUkernelsTest, InPlaceElementwise) {
     uk().vmulc(n, x.data(), 2.0f, x.data());
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(x[i], 2 * original[i]);
     x = original;
-    const float max = uk().rmax(n, x.data());
+    const float max = rmax(n, x.data());
     const float sum = uk().raddstoreexpminusmax(n, x.data(), max, x.data());
     double want = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -245,10 +230,8 @@ TEST_P(NnUkernelsTest, InPlaceElementwise) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, NnUkernelsTest, ::testing::ValuesIn(Tables()),
-                         [](const ::testing::TestParamInfo<const NnMicrokernels*>& info) {
-                           return std::string(info.param->isa);
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, NnUkernelsTest, ::testing::ValuesIn(EveryMicrokernelTable()),
+                         MicrokernelTableName);
 
 }  // namespace
 }  // namespace dynvm::kernels::nn

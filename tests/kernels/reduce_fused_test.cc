@@ -1,5 +1,5 @@
 // Tests of the `prologue` and `epilogue` attributes of the f32 reductions (sum, mean,
-// max, min, prod, l2_norm; kernels/reduce.cc): epilogue(reduce(prologue(inputs))) in one
+// max, min, prod, l2_norm; kernels/reduce/reduce.cc): epilogue(reduce(prologue(inputs))) in one
 // call against fused_elementwise, the plain reduction, then fused_elementwise, on random
 // shapes of rank 0 to 4 (empty ones included), random axis sets (innermost and not),
 // keepdims and exclude, broadcast prologue inputs, long rows (one block, several, and
@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
 #include "objects/allocator.h"

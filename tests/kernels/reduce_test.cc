@@ -1,4 +1,4 @@
-// Tests of the reduction kernels and cumsum (kernels/reduce.cc) against a plain reference
+// Tests of the reduction kernels and cumsum (kernels/reduce/reduce.cc) against a plain reference
 // written here: every input element is visited in row-major order and folded into the
 // output element its kept indices name.
 //
@@ -7,7 +7,7 @@
 // value rounded to f32 plus the double rounding of each step, so we allow
 // |got - ref| <= 2^-24 |ref| + n 2^-50 sum|x| (ref in long double, n terms); prod
 // likewise relative to |ref| with 2^-23 + n 2^-50; cumsum as sum for each prefix.
-#include "kernels/reduce.h"
+#include "kernels/reduce/reduce.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "tests/kernels/kernel_test_util.h"

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/microkernels.h"
 #include "kernels/nn/ukernels.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/nn_test_util.h"
@@ -774,15 +775,10 @@ TEST(GruLayerTest, Errors) {
 // place. Tolerance 2e-6 absolute, as for the other gates (nn_ukernels_test.cc); the
 // peepholes add one product of values within ±6 to a gate, well inside it.
 
-std::vector<const nn::NnMicrokernels*> Tables() {
-  std::vector<const nn::NnMicrokernels*> tables = {&nn::GetNnMicrokernelsScalar()};
-  if (const nn::NnMicrokernels* avx2 = nn::GetNnMicrokernelsAvx2()) tables.push_back(avx2);
-  return tables;
-}
 
-class RnnUkernelsTest : public ::testing::TestWithParam<const nn::NnMicrokernels*> {
+class RnnUkernelsTest : public ::testing::TestWithParam<const Microkernels*> {
  protected:
-  const nn::NnMicrokernels& uk() const { return *GetParam(); }
+  const nn::NnUkernels& uk() const { return GetParam()->nn; }
 };
 
 TEST_P(RnnUkernelsTest, LstmPeepholeGates) {
@@ -829,10 +825,8 @@ TEST_P(RnnUkernelsTest, GruResetBeforeLinear) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, RnnUkernelsTest, ::testing::ValuesIn(Tables()),
-                         [](const ::testing::TestParamInfo<const nn::NnMicrokernels*>& info) {
-                           return std::string(info.param->isa);
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, RnnUkernelsTest, ::testing::ValuesIn(EveryMicrokernelTable()),
+                         MicrokernelTableName);
 
 }  // namespace
 }  // namespace dynvm::kernels::testing

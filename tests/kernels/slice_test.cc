@@ -1,11 +1,11 @@
-// Tests of the slicing and joining kernels (kernels/slice.cc) — concatenate, split,
+// Tests of the slicing and joining kernels (kernels/data_movement/slice.cc) — concatenate, split,
 // strided_slice, dyn.strided_slice, nn.pad — against plain references written here, on
 // seeded random shapes with 0- and 1-sized extents, for one dtype of every element size,
 // all through RunKernel (shape function first, as the VM runs them). Both slices are
 // checked against CPython's slicing, which ONNX Slice's reference implementation uses.
 //
 // Tolerances: none; data movement must reproduce elements bit for bit.
-#include "kernels/slice.h"
+#include "kernels/data_movement/slice.h"
 
 #include <algorithm>
 #include <limits>

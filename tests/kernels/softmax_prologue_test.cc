@@ -1,6 +1,6 @@
 // Tests of the `prologue` attribute of nn.softmax and nn.log_softmax
 // (kernels/nn/softmax.cc) and of FusedProgram, the fused_elementwise API it runs on
-// (kernels/fused_elementwise.h): softmax(program(inputs)) against fused_elementwise then
+// (kernels/elementwise/fused_elementwise.h): softmax(program(inputs)) against fused_elementwise then
 // the plain softmax, on random shapes, broadcast inputs (BERT's [b, 1, 1, n] mask
 // against [b, h, n, n] scores), empty tensors, rows longer than a block, every axis, 1
 // and 4 threads; FusedProgram::EvaluateRange against slices of fused_elementwise's
@@ -21,7 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "kernels/fused_elementwise.h"
+#include "kernels/api.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "kernels/kernel.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/nn_test_util.h"

@@ -1,10 +1,10 @@
-// Tests of the sorting kernels (kernels/sort.cc) — topk, argsort, unique — against
+// Tests of the sorting kernels (kernels/data_movement/sort.cc) — topk, argsort, unique — against
 // plain references written here (std::stable_sort of each row's indices; unique by a
 // linear scan of a map), on seeded random shapes with 0- and 1-sized extents and data
 // with many ties, all through RunKernel (unique's shape function reads the values).
 //
 // Tolerances: none; sorting moves values and computes indices exactly.
-#include "kernels/sort.h"
+#include "kernels/data_movement/sort.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Tests of the layout transforms (kernels/transform.cc) — reshape, dyn.reshape,
+// Tests of the layout transforms (kernels/data_movement/transform.cc) — reshape, dyn.reshape,
 // squeeze, dyn.squeeze, expand_dims, dyn.expand_dims, transpose, broadcast_to,
 // dyn.broadcast_to, tile, dyn.split — against plain references written here (an output
 // element's source computed from its multi-index), on seeded random shapes with 0- and
@@ -6,7 +6,7 @@
 // RunKernel, so the shape functions are exercised too.
 //
 // Tolerances: none; data movement must reproduce elements bit for bit.
-#include "kernels/transform.h"
+#include "kernels/data_movement/transform.h"
 
 #include <algorithm>
 #include <numeric>

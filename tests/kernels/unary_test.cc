@@ -1,4 +1,4 @@
-// Tests of the elementwise unary kernels (kernels/unary.cc) and their microkernels
+// Tests of the elementwise unary kernels (kernels/elementwise/unary.cc) and their microkernels
 // (kernels/elementwise/ukernels.h) against references written here: the same function
 // evaluated in double (long double for casts), then compared in units of the f32 ulp
 // of the reference (ulp(r) = 2^(floor(log2 |r|) - 23), at least 2^-149).
@@ -20,7 +20,7 @@
 //                                                            pi/4 in f32 pieces leaves an absolute
 //                                                            error growing with |x|)
 // The largest error seen for each op and table is printed.
-#include "kernels/unary.h"
+#include "kernels/elementwise/unary.h"
 
 #include <algorithm>
 #include <bit>
@@ -36,18 +36,21 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/elementwise/ukernels.h"
 #include "kernels/kernel.h"
+#include "kernels/microkernels.h"
 #include "objects/allocator.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace dynvm::kernels {
 namespace {
 
-using ::dynvm::kernels::elementwise::ElementwiseMicrokernels;
 using ::dynvm::kernels::elementwise::VUnaryOp;
 using ::dynvm::kernels::elementwise::VUnaryParams;
 using ::dynvm::kernels::testing::ElementAsDouble;
+using ::dynvm::kernels::testing::EveryMicrokernelTable;
+using ::dynvm::kernels::testing::MicrokernelTableName;
 using ::dynvm::kernels::testing::RandomTensor;
 using ::dynvm::kernels::testing::RunKernel;
 using ::dynvm::kernels::testing::TensorOf;
@@ -244,22 +247,13 @@ std::vector<float> InputsFor(VUnaryOp op, std::mt19937& rng) {
   return v;
 }
 
-class MicrokernelTest : public ::testing::TestWithParam<const ElementwiseMicrokernels*> {};
+class MicrokernelTest : public ::testing::TestWithParam<const Microkernels*> {};
 
-std::vector<const ElementwiseMicrokernels*> Tables() {
-  std::vector<const ElementwiseMicrokernels*> tables = {
-      &elementwise::GetElementwiseMicrokernelsScalar()};
-  if (const ElementwiseMicrokernels* avx2 = elementwise::GetElementwiseMicrokernelsAvx2()) {
-    tables.push_back(avx2);
-  }
-  return tables;
-}
-
-INSTANTIATE_TEST_SUITE_P(Isa, MicrokernelTest, ::testing::ValuesIn(Tables()),
-                         [](const auto& info) { return std::string(info.param->isa); });
+INSTANTIATE_TEST_SUITE_P(Isa, MicrokernelTest, ::testing::ValuesIn(EveryMicrokernelTable()),
+                         MicrokernelTableName);
 
 TEST_P(MicrokernelTest, EveryOpWithinTolerance) {
-  const ElementwiseMicrokernels& uk = *GetParam();
+  const elementwise::ElementwiseUkernels& uk = GetParam()->elementwise;
   const VUnaryParams params{.alpha = 0.1f, .min = -1.5f, .max = 2.25f};
   std::mt19937 rng(11);
   for (int o = 0; o < elementwise::kNumVUnaryOps; ++o) {
@@ -284,13 +278,13 @@ TEST_P(MicrokernelTest, EveryOpWithinTolerance) {
         worst = std::max(worst, err);
       }
     }
-    std::printf("[ %-6s ] %-6s max error %.2f ulp where |x| < 1e4 and |result| >= 1e-3\n", uk.isa,
-                kOpNames[o], worst);
+    std::printf("[ %-6s ] %-6s max error %.2f ulp where |x| < 1e4 and |result| >= 1e-3\n",
+                std::string(IsaName(GetParam()->isa)).c_str(), kOpNames[o], worst);
   }
 }
 
 TEST_P(MicrokernelTest, TailsAndInPlace) {
-  const ElementwiseMicrokernels& uk = *GetParam();
+  const elementwise::ElementwiseUkernels& uk = GetParam()->elementwise;
   const VUnaryParams params{.alpha = 0.1f, .min = -1.5f, .max = 2.25f};
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-4, 4);
@@ -323,12 +317,12 @@ TEST_P(MicrokernelTest, TailsAndInPlace) {
 // relative accuracy for x << 0: u = c (x + 0.044715 x^3) carries its f32 rounding into
 // e^(2u), amplified by |2u| (up to ~200 at x = -13), and nothing cancels.
 TEST(Avx2GeluTest, TanhFormRelativeAccuracyBelowZero) {
-  const ElementwiseMicrokernels* avx2 = elementwise::GetElementwiseMicrokernelsAvx2();
+  const Microkernels* avx2 = MicrokernelsFor(Isa::kAvx2);
   if (avx2 == nullptr) GTEST_SKIP() << "no AVX2+FMA";
   std::vector<float> x;
   for (float v = -13.0f; v < 0.0f; v += 0.001f) x.push_back(v);
   std::vector<float> y(x.size());
-  avx2->vunary[static_cast<int>(VUnaryOp::kGeluTanh)](static_cast<int64_t>(x.size()), x.data(),
+  avx2->elementwise.vunary[static_cast<int>(VUnaryOp::kGeluTanh)](static_cast<int64_t>(x.size()), x.data(),
                                                       y.data(), nullptr);
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -342,7 +336,7 @@ TEST(Avx2GeluTest, TanhFormRelativeAccuracyBelowZero) {
 // n 2^-52 sum|x| (double accumulation, any order), max and min exact, NaN propagating
 // from any position, for lengths around every vector width.
 TEST_P(MicrokernelTest, Reductions) {
-  const ElementwiseMicrokernels& uk = *GetParam();
+  const elementwise::ElementwiseUkernels& uk = GetParam()->elementwise;
   std::mt19937 rng(21);
   std::uniform_real_distribution<float> dist(-10, 10);
   for (int64_t n = 0; n <= 70; ++n) {

@@ -17,6 +17,7 @@
 #include "flatbuffers/flatbuffers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "objects/api.h"
 #include "serializer/executable_file.h"
 #include "serializer/executable_generated.h"

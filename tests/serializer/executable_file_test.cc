@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "objects/api.h"
 #include "objects/opaque.h"
 #include "serializer/internal/file_header.h"

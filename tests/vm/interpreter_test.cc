@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
 #include "serializer/executable_file.h"

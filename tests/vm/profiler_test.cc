@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/api.h"
 #include "tools/asm/assembler.h"

@@ -1,3 +1,5 @@
+// The helpers every operator family's type relation shares
+// (compiler/ops/internal/relations.h), and shape functions run through the kernels.
 #include "compiler/ops/internal/relations.h"
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 
 namespace dynvm::compiler::internal {

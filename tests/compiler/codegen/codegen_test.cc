@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/frontend/relay_text/parser.h"
 #include "compiler/driver/compile.h"
+#include "compiler/frontend/relay_text/parser.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/adt.h"
 #include "objects/allocator.h"

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "base/testing/heap_counter.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/importer.h"
+#include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "objects/ndarray.h"
@@ -80,7 +81,7 @@ void CheckSteadyState(int threads) {
     }
     return;
   }
-  // With workers, each thread's scratch buffers (kernels/internal/scratch.h) grow to the
+  // With workers, each thread's scratch buffers (kernels/scratch.h) grow to the
   // largest task that thread has run, and which thread runs which task varies from run
   // to run: the heap count reaches zero within some rounds, not a fixed number. Storages
   // come from the pool from the second round on.

@@ -29,14 +29,16 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/cpu_features.h"
-#include "kernels/native_elementwise.h"
+#include "kernels/elementwise/native_elementwise.h"
 #include "objects/allocator.h"
 #include "serializer/executable_file.h"
 #include "tests/kernels/fused_chain_util.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "vm/bytecode.h"
 #include "vm/executable.h"
+#include "vm/native/native_code.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -102,7 +104,7 @@ absl::StatusOr<NDArray> Call(const vm::Executable& exe, int entry,
 
 // Whether results must equal the library's bit for bit (see the file comment).
 bool BitExact(const std::string& cpu) {
-  return kernels::UseAvx2Fma() && cpu != "x86-64" && cpu != "x86-64-v2";
+  return kernels::SelectedIsa() >= kernels::Isa::kAvx2 && cpu != "x86-64" && cpu != "x86-64-v2";
 }
 
 void ExpectClose(const NDArray& got, const NDArray& want, const std::string& what) {

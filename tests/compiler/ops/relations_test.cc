@@ -17,12 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
+#include "kernels/elementwise/native_elementwise.h"
 #include "kernels/kernel.h"
-#include "kernels/native_elementwise.h"
 #include "objects/allocator.h"
 
 namespace dynvm::compiler {

@@ -14,6 +14,7 @@
 #include "compiler/ir/rewrite.h"
 #include "compiler/passes/type_infer.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "serializer/api.h"

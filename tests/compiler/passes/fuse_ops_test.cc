@@ -13,6 +13,7 @@
 #include "compiler/frontend/relay_text/printer.h"
 #include "compiler/passes/type_infer.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/adt.h"
 #include "objects/allocator.h"

@@ -11,6 +11,7 @@
 #include "compiler/frontend/relay_text/parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "objects/string_tensor.h"

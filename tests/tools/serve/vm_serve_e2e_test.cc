@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "nlohmann/json.hpp"
 #include "serializer/executable_file.h"
