@@ -55,11 +55,12 @@ struct Args {
   bool stats = false;
 };
 
-// What --dump-ir may name: the module as parsed, every pass, or any one pass.
+// What --dump-ir may name: the module as parsed, every pass, or any one pass, in the
+// order of the fullest pipeline.
 std::vector<std::string_view> DumpIrChoices() {
   std::vector<std::string_view> choices = {"all", "parsed"};
   for (const bool fuse : {true, false}) {
-    for (int level = 0; level <= 3; ++level) {
+    for (int level = 3; level >= 0; --level) {
       compiler::CompileOptions options;
       options.opt_level = level;
       options.fuse = fuse;
