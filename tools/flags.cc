@@ -159,15 +159,9 @@ class Parser {
     } else {
       value = arg.substr(eq + 1);
     }
-    std::optional<std::string_view>& given = given_[it - command_line_.flags.begin()];
-    if (given.has_value() && flag.kind != FlagKind::kRepeated) {
-      if (flag.kind == FlagKind::kSwitch) {
-        return absl::InvalidArgumentError(absl::StrFormat("flag '%s' given twice", Dashed(flag)));
-      }
-      return absl::InvalidArgumentError(
-          absl::StrFormat("flag '%s' given twice: '%s' and '%s'", Dashed(flag), *given, value));
-    }
-    given = value;
+    // A flag given again overrides what it was given before (a repeated one adds), so a
+    // wrapper's defaults can be overridden after them, as with Docker's ENTRYPOINT.
+    given_[it - command_line_.flags.begin()] = value;
     return Store(flag, value);
   }
 

@@ -27,10 +27,10 @@
 // everything after the first '=', so it may hold '=' and ',' itself
 // (`--input=x=2x3xf32=1,2,3,4,5,6`). Any other argument, `-` included, is the
 // positional one. `--help` or `-h` anywhere asks for the usage, whatever else the line
-// holds. Every error is InvalidArgument with a message naming the flag and what it
-// expected: an unknown flag, a missing or empty value, a bad or out-of-range number, a
-// value outside an enum's choices, a non-repeated flag given twice, a missing required
-// flag, a missing or second positional argument.
+// holds. A flag given again overrides its earlier value (a repeated flag adds one). Every
+// error is InvalidArgument with a message naming the flag and what it expected: an
+// unknown flag, a missing or empty value, a bad or out-of-range number, a value outside
+// an enum's choices, a missing required flag, a missing or second positional argument.
 //
 // We do not use Abseil's flags library: it keeps flags in global state and exits the
 // process on a bad command line, where this parser returns a Status and is tested

@@ -73,7 +73,6 @@ expect_usage_error() {
 }
 expect_usage_error "--opt-level must be an integer in [0, 3], got '5'" "$DATA/mlp.relay" -o x --opt-level=5
 expect_usage_error "--dump-ir must be one of all, parsed, " "$DATA/mlp.relay" -o x --dump-ir=nope
-expect_usage_error "flag '-o' given twice: 'x' and 'y'" "$DATA/mlp.relay" -o x -o y
 expect_usage_error "flag '--target-cpu' needs a value: --target-cpu=CPU" "$DATA/mlp.relay" -o x --target-cpu=
 expect_usage_error "unknown flag '--fuse'" "$DATA/mlp.relay" -o x --fuse
 "$VM_COMPILE" --help > "$TMP/help" || fail "vm_compile --help"

@@ -153,12 +153,22 @@ TEST(FlagsTest, EnumValueOutsideItsChoices) {
             "--mode must be one of fast, exact, got 'slow'");
 }
 
-TEST(FlagsTest, OnlyRepeatedFlagsMayBeGivenTwice) {
-  EXPECT_EQ(ErrorOf({"x", "-o", "y", "--input=a", "--input=a"}), "ok");
-  EXPECT_EQ(ErrorOf({"x", "-o", "y", "--function=a", "--function=b"}),
-            "flag '--function' given twice: 'a' and 'b'");
-  EXPECT_EQ(ErrorOf({"x", "-o", "y", "-o", "z"}), "flag '-o' given twice: 'y' and 'z'");
-  EXPECT_EQ(ErrorOf({"x", "-o", "y", "--profile", "--profile"}), "flag '--profile' given twice");
+// A later value wins, so that a wrapper's defaults can be overridden; a repeated flag
+// keeps every value.
+TEST(FlagsTest, ALaterValueOverridesAnEarlierOne) {
+  Values v;
+  ASSERT_TRUE(Parse({"x", "-o", "y", "-o", "z", "--function=a", "--function=b", "--opt-level=1",
+                     "--opt-level=3", "--profile", "--profile", "--input=a", "--input=a"},
+                    v)
+                  .ok());
+  EXPECT_EQ(v.output, "z");
+  EXPECT_EQ(v.function, "b");
+  EXPECT_EQ(v.level, 3);
+  EXPECT_TRUE(v.profile);
+  EXPECT_EQ(v.inputs, (std::vector<std::string>{"a", "a"}));
+  // Each value is still checked.
+  EXPECT_EQ(ErrorOf({"x", "-o", "y", "--opt-level=9", "--opt-level=1"}),
+            "--opt-level must be an integer in [0, 3], got '9'");
 }
 
 TEST(FlagsTest, PositionalArgumentCount) {

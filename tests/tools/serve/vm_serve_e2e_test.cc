@@ -456,7 +456,7 @@ TEST(VmServeTest, BadCommandLinesExitWithStatus2) {
            {"--workers=0", "--workers must be an integer in [1, 1024], got '0'"},
            {"--pad=input_ids", "--pad must be INPUT:AXIS:VALUE, got 'input_ids'"},
            {"--name=a/b", "--name must not contain '/', got 'a/b'"},
-           {"--port=1 --port=2", "flag '--port' given twice: '1' and '2'"},
+           {"--port=8000 --port=70000", "--port must be an integer in [0, 65535], got '70000'"},
            {"--host", "flag '--host' needs a value: --host=HOST"}}) {
     const auto [status, text] = RunToExit(flags);
     EXPECT_EQ(status, 2) << flags;
