@@ -70,6 +70,7 @@
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 #include "serializer/api.h"
+#include "tools/flags.h"
 #include "tools/run/compare.h"
 #include "vm/virtual_machine.h"
 
@@ -78,17 +79,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kUsage[] = R"(usage: onnx_conformance DIR [--filter=SUBSTR] [--verbose]
-
-  DIR              a directory of ONNX backend test cases (each a directory with
-                   model.onnx and test_data_set_*/input_N.pb, output_N.pb), or one case
-  --filter=SUBSTR  runs only the cases whose name contains SUBSTR
-  --verbose        prints each data set's result and whole error messages
-  --help           this text
-)";
-
 constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
 
 // A case still running after this long is killed and fails.
 constexpr unsigned kCaseTimeoutSeconds = 300;
@@ -122,36 +113,25 @@ CompareOptions ToleranceFor(std::string_view case_name) {
   return kDefaultTolerance;
 }
 
+// The command line's values, with their defaults.
 struct Flags {
   std::string dir;
   std::string filter;
   bool verbose = false;
-  bool help = false;
 };
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-    } else if (arg == "--verbose") {
-      flags.verbose = true;
-    } else if (arg.starts_with("--filter=")) {
-      flags.filter = std::string(arg.substr(9));
-    } else if (arg.starts_with('-')) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown flag '%s'", arg));
-    } else if (!flags.dir.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("more than one directory: '%s' and '%s'", flags.dir, arg));
-    } else {
-      flags.dir = std::string(arg);
-    }
-  }
-  if (flags.dir.empty() && !flags.help) {
-    return absl::InvalidArgumentError("missing the directory of test cases");
-  }
-  return flags;
+// onnx_conformance's command line (docs/cli.md), storing into `flags`.
+CommandLine MakeCommandLine(Flags& flags) {
+  return {
+      .tool = "onnx_conformance",
+      .positional = Positional{"DIR", "directory of test cases", &flags.dir, /*required=*/true,
+                               "a directory of ONNX backend test cases (each a directory with "
+                               "model.onnx and test_data_set_*/input_N.pb, output_N.pb), or one "
+                               "case"},
+      .flags = {StringFlag("filter", "SUBSTR", &flags.filter,
+                           "runs only the cases whose name contains SUBSTR"),
+                Switch("verbose", &flags.verbose, "prints each data set's result and whole error messages")},
+  };
 }
 
 // ---------------------------------------------------------------------------------
@@ -705,15 +685,10 @@ int Run(const Flags& flags) {
 }  // namespace dynvm::tools
 
 int main(int argc, char** argv) {
-  absl::StatusOr<dynvm::tools::Flags> flags = dynvm::tools::ParseFlags(argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "onnx_conformance: %s (see onnx_conformance --help)\n",
-                 std::string(flags.status().message()).c_str());
-    return dynvm::tools::kExitUsage;
+  dynvm::tools::Flags flags;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::MakeCommandLine(flags), argc, argv)) {
+    return *exit;
   }
-  if (flags->help) {
-    std::fputs(dynvm::tools::kUsage, stdout);
-    return 0;
-  }
-  return dynvm::tools::Run(*flags);
+  return dynvm::tools::Run(flags);
 }

@@ -10,8 +10,8 @@
 // a bad command line exits with 2. See docs/cli.md.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,45 +20,29 @@
 #include "serializer/executable_file.h"
 #include "tools/asm/assembler.h"
 #include "tools/file_util.h"
+#include "tools/flags.h"
 #include "vm/verifier.h"
 
 namespace dynvm::tools {
 namespace {
 
-constexpr char kUsage[] = "usage: vm_as [input.s | -] -o exe.fbs [--no-verify]";
-
+// The command line's values, with their defaults.
 struct Args {
   std::string input = "-";
   std::string output;
-  bool verify = true;
-  bool help = false;
+  bool no_verify = false;
 };
 
-absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args args;
-  bool has_input = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      args.help = true;
-    } else if (arg == "--no-verify") {
-      args.verify = false;
-    } else if (arg == "-o") {
-      if (i + 1 == argc) return absl::InvalidArgumentError("-o needs a file name");
-      args.output = argv[++i];
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown option '%s'", arg));
-    } else if (has_input) {
-      return absl::InvalidArgumentError(absl::StrFormat("more than one input: '%s'", arg));
-    } else {
-      args.input = arg;
-      has_input = true;
-    }
-  }
-  if (args.output.empty() && !args.help) {
-    return absl::InvalidArgumentError("missing -o exe.fbs");
-  }
-  return args;
+// vm_as's command line (docs/cli.md), storing into `args`.
+CommandLine MakeCommandLine(Args& args) {
+  return {
+      .tool = "vm_as",
+      .positional = Positional{"input.s", "input", &args.input, /*required=*/false,
+                               "the assembly text (docs/assembly.md); - or none reads stdin"},
+      .flags = {Required(StringFlag("o", "exe.fbs", &args.output, "the executable file to write")),
+                Switch("no-verify", &args.no_verify,
+                       "skips the bytecode verifier, to craft malformed files for testing loaders")},
+  };
 }
 
 absl::Status Run(const Args& args) {
@@ -71,7 +55,7 @@ absl::Status Run(const Args& args) {
   }
   DYNVM_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(args.input));
   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, Assemble(text, options));
-  if (args.verify) {
+  if (!args.no_verify) {
     absl::Status verified = vm::VerifyExecutable(spec);
     if (!verified.ok()) {
       return absl::Status(verified.code(),
@@ -85,17 +69,12 @@ absl::Status Run(const Args& args) {
 }  // namespace dynvm::tools
 
 int main(int argc, char** argv) {
-  absl::StatusOr<dynvm::tools::Args> args = dynvm::tools::ParseArgs(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "vm_as: %s (%s)\n", std::string(args.status().message()).c_str(),
-                 dynvm::tools::kUsage);
-    return 2;
+  dynvm::tools::Args args;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::MakeCommandLine(args), argc, argv)) {
+    return *exit;
   }
-  if (args->help) {
-    std::printf("%s\n", dynvm::tools::kUsage);
-    return 0;
-  }
-  absl::Status status = dynvm::tools::Run(*args);
+  absl::Status status = dynvm::tools::Run(args);
   if (!status.ok()) {
     std::fprintf(stderr, "vm_as: %s\n", std::string(status.message()).c_str());
     return 1;

@@ -26,7 +26,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -38,84 +37,93 @@
 #include "objects/allocator.h"
 #include "serializer/api.h"
 #include "tools/file_util.h"
+#include "tools/flags.h"
 
 namespace dynvm::tools {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: vm_compile model.relay|model.onnx -o exe.fbs [--const=file.npy ...] [--opt-level=0..3] "
-    "[--no-fuse] [--target-cpu=native|none|CPU] [--dump-ir=PASS|all] [--dot=main.dot] [--stats]";
-
 // Whether `path` names an ONNX model rather than Relay text.
 bool IsOnnx(std::string_view path) { return path.ends_with(".onnx"); }
 
+// The command line's values, with their defaults.
 struct Args {
   std::string input, output, dump_ir, dot;
-  std::string target_cpu = "native";
+  std::string target_cpu = "native";  // empty after parsing for "none"
   std::vector<std::string> constants;
   int opt_level = 2;
-  bool fuse = true;
+  bool no_fuse = false;
   bool stats = false;
-  bool help = false;
 };
 
-absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      args.help = true;
-    } else if (arg == "-o") {
-      if (i + 1 == argc) return absl::InvalidArgumentError("-o needs a file name");
-      args.output = argv[++i];
-    } else if (arg.starts_with("--const=")) {
-      args.constants.emplace_back(arg.substr(8));
-    } else if (arg == "--no-fuse") {
-      args.fuse = false;
-    } else if (arg.starts_with("--target-cpu=")) {
-      args.target_cpu = std::string(arg.substr(13));
-      if (args.target_cpu.empty()) {
-        return absl::InvalidArgumentError("--target-cpu= needs a cpu: native, none, x86-64-v3, ...");
+// What --dump-ir may name: the module as parsed, every pass, or any one pass, in the
+// order of the fullest pipeline.
+std::vector<std::string_view> DumpIrChoices() {
+  std::vector<std::string_view> choices = {"all", "parsed"};
+  for (const bool fuse : {true, false}) {
+    for (int level = 3; level >= 0; --level) {
+      compiler::CompileOptions options;
+      options.opt_level = level;
+      options.fuse = fuse;
+      for (const std::string_view pass : compiler::PassNames(options)) {
+        if (std::find(choices.begin(), choices.end(), pass) == choices.end()) choices.push_back(pass);
       }
-      if (args.target_cpu == "none") args.target_cpu.clear();
-    } else if (arg == "--stats") {
-      args.stats = true;
-    } else if (arg.starts_with("--dot=")) {
-      args.dot = std::string(arg.substr(6));
-    } else if (arg.starts_with("--dump-ir=")) {
-      args.dump_ir = std::string(arg.substr(10));
-    } else if (arg.starts_with("--opt-level=")) {
-      const std::string level(arg.substr(12));
-      if (!absl::SimpleAtoi(level, &args.opt_level) || args.opt_level < 0 || args.opt_level > 3) {
-        return absl::InvalidArgumentError(absl::StrFormat("--opt-level=%s: expected 0 to 3", level));
-      }
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown option '%s'", std::string(arg)));
-    } else if (!args.input.empty()) {
-      return absl::InvalidArgumentError(absl::StrFormat("more than one input: '%s'", std::string(arg)));
-    } else {
-      args.input = std::string(arg);
     }
   }
-  if (args.help) return args;
-  if (args.input.empty()) return absl::InvalidArgumentError("missing the model (model.relay or model.onnx)");
+  return choices;
+}
+
+// What the table cannot check: --const against the model's kind, and --dump-ir against
+// the passes --opt-level and --no-fuse run. Turns --target-cpu=none into no target.
+absl::Status CheckArgs(Args& args) {
   if (IsOnnx(args.input) && !args.constants.empty()) {
     return absl::InvalidArgumentError("--const is for Relay text; an ONNX model carries its weights");
   }
-  if (args.output.empty()) return absl::InvalidArgumentError("missing -o exe.fbs");
   if (!args.dump_ir.empty() && args.dump_ir != "all" && args.dump_ir != "parsed") {
     compiler::CompileOptions options;
     options.opt_level = args.opt_level;
-    options.fuse = args.fuse;
+    options.fuse = !args.no_fuse;
     const std::vector<std::string_view> passes = compiler::PassNames(options);
     if (std::find(passes.begin(), passes.end(), args.dump_ir) == passes.end()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--dump-ir=%s: expected all, parsed or a pass run at --opt-level=%d (%s)", args.dump_ir,
-          args.opt_level,
+          "--dump-ir=%s: expected all, parsed or a pass run at --opt-level=%d%s (%s)", args.dump_ir,
+          args.opt_level, args.no_fuse ? " --no-fuse" : "",
           absl::StrJoin(passes, ", ", [](std::string* out, std::string_view p) { out->append(p); })));
     }
   }
-  return args;
+  if (args.target_cpu == "none") args.target_cpu.clear();
+  return absl::OkStatus();
+}
+
+// vm_compile's command line (docs/cli.md), storing into `args`.
+CommandLine MakeCommandLine(Args& args) {
+  return {
+      .tool = "vm_compile",
+      .positional = Positional{"model.relay|model.onnx", "model", &args.input, /*required=*/true,
+                               "the program in Relay text (- reads stdin), or an ONNX model: a "
+                               "file named *.onnx"},
+      .flags =
+          {Required(StringFlag("o", "exe.fbs", &args.output, "the executable file to write")),
+           RepeatedFlag("const", "file.npy", &args.constants,
+                        "the tensor meta[relay.Constant][i] stands for, i counting the --const "
+                        "flags from 0 (Relay text only: an ONNX model carries its weights)"),
+           IntFlag("opt-level", "N", &args.opt_level, 0, 3,
+                   "0: type inference and A-normal form only; 1: and folding, fusion, memory "
+                   "planning, register allocation; 2 (default) and 3: and simplification, CSE, "
+                   "combining parallel dense layers, dead code elimination"),
+           Switch("no-fuse", &args.no_fuse, "skips operator fusion"),
+           StringFlag("target-cpu", "CPU", &args.target_cpu,
+                      "the CPU the fused groups are compiled to native code for: native "
+                      "(default, this machine), none (the library's interpreted fused kernels), "
+                      "or an LLVM CPU name (x86-64-v2, x86-64-v3, skylake...)"),
+           EnumFlag("dump-ir", "PASS", &args.dump_ir, DumpIrChoices(),
+                    "prints the module to stdout after the named pass (one the options run), "
+                    "or after every pass with all"),
+           StringFlag("dot", "main.dot", &args.dot,
+                      "writes a Graphviz drawing of @main's dataflow as the last pass left it"),
+           Switch("stats", &args.stats,
+                  "prints to stderr what memory planning and register allocation did")},
+      .after_parse = [&args] { return CheckArgs(args); },
+  };
 }
 
 absl::StatusOr<compiler::Module> ReadModel(const Args& args) {
@@ -135,7 +143,7 @@ absl::Status Run(const Args& args) {
   compiler::NativeCodegenStats native;
   compiler::CompileOptions options;
   options.opt_level = args.opt_level;
-  options.fuse = args.fuse;
+  options.fuse = !args.no_fuse;
   options.codegen_stats = &stats;
   options.target_cpu = args.target_cpu;
   options.native_stats = &native;
@@ -182,17 +190,12 @@ absl::Status Run(const Args& args) {
 }  // namespace dynvm::tools
 
 int main(int argc, char** argv) {
-  absl::StatusOr<dynvm::tools::Args> args = dynvm::tools::ParseArgs(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "vm_compile: %s (%s)\n", std::string(args.status().message()).c_str(),
-                 dynvm::tools::kUsage);
-    return 2;
+  dynvm::tools::Args args;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::MakeCommandLine(args), argc, argv)) {
+    return *exit;
   }
-  if (args->help) {
-    std::printf("%s\n", dynvm::tools::kUsage);
-    return 0;
-  }
-  const absl::Status status = dynvm::tools::Run(*args);
+  const absl::Status status = dynvm::tools::Run(args);
   if (!status.ok()) {
     std::fprintf(stderr, "vm_compile: %s\n", std::string(status.message()).c_str());
     return 1;

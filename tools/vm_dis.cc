@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +26,37 @@
 #include "serializer/executable_file.h"
 #include "tools/asm/disassembler.h"
 #include "tools/file_util.h"
+#include "tools/flags.h"
 
 namespace dynvm::tools {
 namespace {
 
-constexpr char kUsage[] = "usage: vm_dis exe.fbs | vm_dis --opcodes";
+// The command line's values, with their defaults.
+struct Args {
+  std::string input;
+  bool opcodes = false;
+};
+
+// vm_dis's command line (docs/cli.md), storing into `args`: a file or --opcodes.
+CommandLine MakeCommandLine(Args& args) {
+  return {
+      .tool = "vm_dis",
+      .positional = Positional{"exe.fbs", "executable file", &args.input, /*required=*/false,
+                               "the executable to print; - reads stdin"},
+      .flags = {Switch("opcodes", &args.opcodes,
+                       "prints the instruction set instead: number, usage, meaning")},
+      .after_parse = [&args]() -> absl::Status {
+        if (args.opcodes && !args.input.empty()) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("--opcodes takes no executable file, got '%s'", args.input));
+        }
+        if (!args.opcodes && args.input.empty()) {
+          return absl::InvalidArgumentError("missing the executable file (exe.fbs) or --opcodes");
+        }
+        return absl::OkStatus();
+      },
+  };
+}
 
 absl::Status WriteStdout(std::string_view text) {
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
@@ -66,21 +93,13 @@ absl::Status DisassembleFile(const std::string& path) {
 }  // namespace dynvm::tools
 
 int main(int argc, char** argv) {
-  const std::string_view arg = argc == 2 ? argv[1] : "";
-  if (arg == "-h" || arg == "--help") {
-    std::printf("%s\n", dynvm::tools::kUsage);
-    return 0;
+  dynvm::tools::Args args;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::MakeCommandLine(args), argc, argv)) {
+    return *exit;
   }
-  if (argc != 2 || (arg.size() > 1 && arg[0] == '-' && arg != "--opcodes")) {
-    const std::string problem = argc != 2
-                                    ? absl::StrFormat("expected one argument, got %d", argc - 1)
-                                    : absl::StrFormat("unknown option '%s'", arg);
-    std::fprintf(stderr, "vm_dis: %s (%s)\n", problem.c_str(), dynvm::tools::kUsage);
-    return 2;
-  }
-  absl::Status status = arg == "--opcodes"
-                            ? dynvm::tools::WriteStdout(dynvm::tools::FormatOpcodeTable())
-                            : dynvm::tools::DisassembleFile(argv[1]);
+  absl::Status status = args.opcodes ? dynvm::tools::WriteStdout(dynvm::tools::FormatOpcodeTable())
+                                     : dynvm::tools::DisassembleFile(args.input);
   if (!status.ok()) {
     std::fprintf(stderr, "vm_dis: %s\n", std::string(status.message()).c_str());
     return 1;

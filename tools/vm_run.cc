@@ -13,14 +13,11 @@
 // file, bad input, run-time failure); 2 a malformed command line; 3 an output differs
 // from --expected_output. Each failure is one line on stderr. See docs/cli.md.
 #include <algorithm>
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,7 +30,7 @@
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "serializer/npy.h"
-#include "tools/flag_util.h"
+#include "tools/flags.h"
 #include "tools/run/compare.h"
 #include "tools/run/input_parser.h"
 #include "tools/run/latency.h"
@@ -43,49 +40,17 @@
 namespace dynvm::tools {
 namespace {
 
-constexpr char kUsage[] = R"(usage: vm_run exe.fbs [flags]
-
-  --function=NAME          the function to run (default: main)
-  --input=SPEC             one per parameter, in order or as NAME=SPEC; SPEC is
-                           @file.npy, an inline tensor 2x3xf32=1,2,3,4,5,6 (f32=3.5 is
-                           0-d, 0x3xf32= empty), or a scalar 5, 1.5, true
-  --output=@file.npy       one per tensor output (the result flattened depth-first):
-                           writes it as .npy; if given, one for every tensor output
-  --expected_output=SPEC   one per output (flattened): compares with SPEC; a
-                           difference exits with code 3
-  --atol=X --rtol=X        float tolerance of --expected_output: |got - expected| <=
-                           atol + rtol * |expected| (default 1e-06 and 1e-05)
-  --benchmark=N            after the first run, times N more and prints as the last
-                           line: latency_ms median=.. p10=.. p90=.. min=.. runs=N
-  --threads=N              intra-op threads kernels parallelise on (N >= 1; default:
-                           the number of hardware threads)
-  --max_call_depth=N       frames deeper than N fail the run (default 10000)
-  --max_steps=N            calls and backward jumps one run may make (default: 0, no
-                           limit)
-  --timeout_ms=N           time one run may take (default: 0, no limit)
-  --max_memory_bytes=N     tensor memory one run may hold at once (default: 0, no
-                           limit)
-  --profile                prints, after the runs, where their time went: per kernel
-                           (calls, total ms, mean us, % of the run, GFLOP/s where
-                           known) and per instruction kind and opcode; with
-                           --benchmark, of the timed runs only
-  --trace=trace.json       writes every kernel and shape-function call of the runs
-                           (with --benchmark, the timed ones) in Chrome's
-                           trace-event format (chrome://tracing, Perfetto)
-  --help                   this text
-)";
-
-// Exit codes besides 0, as every tool uses them (docs/cli.md), and vm_run's own for
-// an output that differs from --expected_output.
+// Exit codes besides 0 and kExitUsage, as every tool uses them (docs/cli.md), and
+// vm_run's own for an output that differs from --expected_output.
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitMismatch = 3;
 
+// The command line's values, with their defaults.
 struct Flags {
   std::string executable;
   std::string function = "main";
   std::vector<std::string> inputs;
-  std::vector<std::string> outputs;  // the paths, without the '@'
+  std::vector<std::string> outputs;  // the paths: the '@' is dropped after parsing
   std::vector<std::string> expected_outputs;
   CompareOptions compare;
   int64_t benchmark = 0;
@@ -96,122 +61,69 @@ struct Flags {
   int64_t max_memory_bytes = 0;
   bool profile = false;
   std::string trace;  // the path, if any
-  bool help = false;
 };
 
-// Sets `out` to `value`, the value of flag `name`, as a finite non-negative number.
-absl::Status ParseToleranceFlag(std::string_view name, std::string_view value, double& out) {
-  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || ptr != value.data() + value.size() || !(out >= 0) || std::isinf(out)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s must be a non-negative number, got '%s'", name, value));
+// Checks that every --output is @file.npy, and drops the '@'.
+absl::Status TakeOutputPaths(Flags& flags) {
+  for (std::string& output : flags.outputs) {
+    if (!output.starts_with('@') || output.size() == 1) {
+      return absl::InvalidArgumentError(absl::StrFormat("--output must be @file.npy, got '%s'", output));
+    }
+    output.erase(0, 1);
   }
   return absl::OkStatus();
 }
 
-// A flag taking a value: its name and what it does with the value.
-struct FlagDef {
-  std::string_view name;
-  absl::Status (*apply)(std::string_view name, std::string_view value, Flags& flags);
-};
-
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
-// The apply function of an integer flag kept in `field`, which takes values in [lo, hi].
-template <int64_t Flags::*field, int64_t lo, int64_t hi>
-absl::Status IntFlag(std::string_view name, std::string_view value, Flags& flags) {
-  return ParseIntFlag(name, value, lo, hi, flags.*field);
-}
-
-// One layout for every entry.
-// clang-format off
-constexpr FlagDef kFlags[] = {
-    {"function",
-     [](std::string_view, std::string_view value, Flags& flags) {
-       flags.function = value;
-       return absl::OkStatus();
-     }},
-    {"input",
-     [](std::string_view, std::string_view value, Flags& flags) {
-       flags.inputs.emplace_back(value);
-       return absl::OkStatus();
-     }},
-    {"output",
-     [](std::string_view, std::string_view value, Flags& flags) {
-       if (!value.starts_with('@') || value.size() == 1) {
-         return absl::InvalidArgumentError(
-             absl::StrFormat("--output must be @file.npy, got '%s'", value));
-       }
-       flags.outputs.emplace_back(value.substr(1));
-       return absl::OkStatus();
-     }},
-    {"expected_output",
-     [](std::string_view, std::string_view value, Flags& flags) {
-       flags.expected_outputs.emplace_back(value);
-       return absl::OkStatus();
-     }},
-    {"atol",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseToleranceFlag(name, value, flags.compare.atol);
-     }},
-    {"rtol",
-     [](std::string_view name, std::string_view value, Flags& flags) {
-       return ParseToleranceFlag(name, value, flags.compare.rtol);
-     }},
-    {"benchmark", IntFlag<&Flags::benchmark, 1, kMaxCount>},
-    {"threads", IntFlag<&Flags::threads, 1, 4096>},
-    {"max_call_depth", IntFlag<&Flags::max_call_depth, 1, kMaxCount>},
-    {"max_steps", IntFlag<&Flags::max_steps, 0, kMaxInt64>},
-    {"timeout_ms", IntFlag<&Flags::timeout_ms, 0, kMaxInt64>},
-    {"max_memory_bytes", IntFlag<&Flags::max_memory_bytes, 0, kMaxInt64>},
-    {"trace",
-     [](std::string_view, std::string_view value, Flags& flags) {
-       if (value.empty()) return absl::InvalidArgumentError("--trace needs a file: --trace=trace.json");
-       flags.trace = value;
-       return absl::OkStatus();
-     }},
-};
-// clang-format on
-
-// Applies one command-line argument starting with "--" (other than --help) to `flags`.
-absl::Status ApplyFlag(std::string_view arg, Flags& flags) {
-  const size_t eq = arg.find('=');
-  const std::string_view name = arg.substr(2, eq == std::string_view::npos ? eq : eq - 2);
-  for (const FlagDef& def : kFlags) {
-    if (def.name != name) continue;
-    if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("flag '--%s' needs a value: --%s=VALUE", name, name));
-    }
-    return def.apply(name, arg.substr(eq + 1), flags);
-  }
-  return absl::InvalidArgumentError(absl::StrFormat("unknown flag '--%s'", name));
-}
-
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-    } else if (arg == "--profile") {
-      flags.profile = true;
-    } else if (arg.starts_with("--")) {
-      DYNVM_RETURN_IF_ERROR(ApplyFlag(arg, flags));
-    } else if (arg.starts_with('-')) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown flag '%s'", arg));
-    } else if (!flags.executable.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("more than one executable: '%s' and '%s'", flags.executable, arg));
-    } else {
-      flags.executable = arg;
-    }
-  }
-  if (flags.executable.empty() && !flags.help) {
-    return absl::InvalidArgumentError("missing the executable file (vm_run exe.fbs ...)");
-  }
-  return flags;
+// vm_run's command line (docs/cli.md), storing into `flags`.
+CommandLine MakeCommandLine(Flags& flags) {
+  return {
+      .tool = "vm_run",
+      .positional = Positional{"exe.fbs", "executable file", &flags.executable, /*required=*/true,
+                               "the executable file to run"},
+      .flags =
+          {StringFlag("function", "NAME", &flags.function, "the function to run (default: main)"),
+           RepeatedFlag("input", "SPEC", &flags.inputs,
+                        "one per parameter, in order or as NAME=SPEC; SPEC is @file.npy, an "
+                        "inline tensor 2x3xf32=1,2,3,4,5,6 (f32=3.5 is 0-d, 0x3xf32= empty), or "
+                        "a scalar 5, 1.5, true"),
+           RepeatedFlag("output", "@file.npy", &flags.outputs,
+                        "one per tensor output (the result flattened depth-first): writes it as "
+                        ".npy; if given, one for every tensor output"),
+           RepeatedFlag("expected_output", "SPEC", &flags.expected_outputs,
+                        "one per output (flattened): compares with SPEC; a difference exits with "
+                        "code 3"),
+           NumberFlag("atol", "X", &flags.compare.atol, 0,
+                      "absolute float tolerance of --expected_output: |got - expected| <= atol + "
+                      "rtol * |expected| (default 1e-06)"),
+           NumberFlag("rtol", "X", &flags.compare.rtol, 0,
+                      "relative float tolerance of --expected_output (default 1e-05)"),
+           IntFlag("benchmark", "N", &flags.benchmark, 1, kMaxCount,
+                   "after the first run, times N more and prints as the last line: latency_ms "
+                   "median=.. p10=.. p90=.. min=.. runs=N"),
+           IntFlag("threads", "N", &flags.threads, 1, 4096,
+                   "intra-op threads kernels parallelise on (default: the number of hardware "
+                   "threads)"),
+           IntFlag("max_call_depth", "N", &flags.max_call_depth, 1, kMaxCount,
+                   "frames deeper than N fail the run (default 10000)"),
+           IntFlag("max_steps", "N", &flags.max_steps, 0, kMaxInt64,
+                   "calls and backward jumps one run may make (default: 0, no limit)"),
+           IntFlag("timeout_ms", "N", &flags.timeout_ms, 0, kMaxInt64,
+                   "time one run may take (default: 0, no limit)"),
+           IntFlag("max_memory_bytes", "N", &flags.max_memory_bytes, 0, kMaxInt64,
+                   "tensor memory one run may hold at once (default: 0, no limit)"),
+           Switch("profile", &flags.profile,
+                  "prints, after the runs, where their time went: per kernel (calls, total ms, "
+                  "mean us, % of the run, GFLOP/s where known) and per instruction kind and "
+                  "opcode; with --benchmark, of the timed runs only"),
+           StringFlag("trace", "trace.json", &flags.trace,
+                      "writes every kernel and shape-function call of the runs (with "
+                      "--benchmark, the timed ones) in Chrome's trace-event format "
+                      "(chrome://tracing, Perfetto)")},
+      .after_parse = [&flags] { return TakeOutputPaths(flags); },
+  };
 }
 
 absl::StatusOr<uint32_t> FindFunction(const vm::Executable& exe, const Flags& flags) {
@@ -375,17 +287,12 @@ absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
 }  // namespace dynvm::tools
 
 int main(int argc, char** argv) {
-  absl::StatusOr<dynvm::tools::Flags> flags = dynvm::tools::ParseFlags(argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "vm_run: %s (see vm_run --help)\n",
-                 std::string(flags.status().message()).c_str());
-    return dynvm::tools::kExitUsage;
+  dynvm::tools::Flags flags;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::MakeCommandLine(flags), argc, argv)) {
+    return *exit;
   }
-  if (flags->help) {
-    std::fputs(dynvm::tools::kUsage, stdout);
-    return 0;
-  }
-  absl::StatusOr<std::optional<std::string>> outcome = dynvm::tools::Run(*flags);
+  absl::StatusOr<std::optional<std::string>> outcome = dynvm::tools::Run(flags);
   std::fflush(stdout);
   if (!outcome.ok()) {
     std::fprintf(stderr, "vm_run: %s\n", std::string(outcome.status().message()).c_str());

@@ -19,8 +19,8 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -31,7 +31,7 @@
 #include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
-#include "tools/flag_util.h"
+#include "tools/flags.h"
 #include "tools/serve/batch_plan.h"
 #include "tools/serve/batcher.h"
 #include "tools/serve/metrics.h"
@@ -41,130 +41,93 @@
 namespace dynvm::tools::serve {
 namespace {
 
-constexpr char kUsage[] = R"(usage: vm_serve exe.fbs [flags]
-
-  --name=NAME              the model's name in URLs (default: the file's stem)
-  --function=NAME          the function served (default: main)
-  --host=HOST              the address to listen on (default: 127.0.0.1)
-  --port=N                 the port (default: 8000; 0 picks a free one)
-  --workers=N              worker threads, one VM each (default: 1)
-  --threads-per-worker=N   intra-op threads of each worker's kernels (default: the
-                           hardware threads divided among the workers)
-  --max-batch=N            rows (axis 0) a worker runs in one invocation (default: 8;
-                           1 turns batching off)
-  --batch-delay-us=N       how long a worker waits for more requests to fill a batch
-                           (default: 0, batch only what is already queued)
-  --max-queue=N            requests waiting beyond which new ones get 503 (default: 32)
-  --max-body-bytes=N       a POST whose Content-Length is larger gets 413, unread; a
-                           JSON body may take ~40x its size while parsed
-                           (default: 16777216)
-  --http-threads=N         connections served at once; must exceed --max-queue plus
-                           --workers x --max-batch (default: 64)
-  --timeout-ms=N           time one invocation (a batch) may run; past it its requests
-                           get 504 (default: 0, no limit)
-  --max-memory-bytes=N     tensor memory one invocation may hold; past it its requests
-                           get 503 (default: 0, no limit)
-  --pad=INPUT:AXIS:VALUE   lets requests of different extents on AXIS of INPUT share a
-                           batch, padded with VALUE; repeat for every input with that
-                           axis's symbol
-  --help                   this text
-)";
-
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 
+// The command line's values, with their defaults; those without a field of the options
+// they end in are converted by FinishFlags.
 struct Flags {
   std::string executable;
-  std::string name;
+  std::string name;  // default: the executable's stem
   std::string function = "main";
   ServerOptions server;
-  BatcherOptions batcher;
-  std::vector<PadRule> pads;
+  BatcherOptions batcher = {.max_batch = 8};
+  std::vector<std::string> pad_specs;
+  std::vector<PadRule> pads;  // pad_specs parsed
   int64_t threads_per_worker = 0;  // 0: divide the hardware threads
-  bool help = false;
+  int64_t batch_delay_us = 0;
+  int64_t max_queue = static_cast<int64_t>(BatcherOptions().max_queue);
+  int64_t max_body_bytes = static_cast<int64_t>(ServerOptions().max_body_bytes);
+  int64_t timeout_ms = 0;  // 0: no limit
 };
 
-absl::Status ApplyFlag(std::string_view name, std::string_view value, Flags& flags) {
-  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  int64_t n = 0;
-  if (name == "name") {
-    if (value.empty() || value.find('/') != std::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrFormat("--name must be non-empty without '/', got '%s'", value));
-    }
-    flags.name = value;
-  } else if (name == "function") {
-    flags.function = value;
-  } else if (name == "host") {
-    flags.server.host = value;
-  } else if (name == "port") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 0, 65535, n));
-    flags.server.port = static_cast<int>(n);
-  } else if (name == "workers") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 1, 1024, n));
-    flags.batcher.workers = static_cast<int>(n);
-  } else if (name == "threads-per-worker") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 1, 4096, flags.threads_per_worker));
-  } else if (name == "max-batch") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 1, kMaxInt, flags.batcher.max_batch));
-  } else if (name == "batch-delay-us") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 0, 60'000'000, n));
-    flags.batcher.batch_delay = std::chrono::microseconds(n);
-  } else if (name == "max-queue") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 0, kMaxInt, n));
-    flags.batcher.max_queue = static_cast<size_t>(n);
-  } else if (name == "max-body-bytes") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 1, std::numeric_limits<int64_t>::max(), n));
-    flags.server.max_body_bytes = static_cast<size_t>(n);
-  } else if (name == "http-threads") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 1, 4096, n));
-    flags.server.http_threads = static_cast<int>(n);
-  } else if (name == "timeout-ms") {
-    DYNVM_RETURN_IF_ERROR(ParseIntFlag(name, value, 0, 24 * 3600 * 1000, n));
-    flags.batcher.timeout = n == 0 ? absl::InfiniteDuration() : absl::Milliseconds(n);
-  } else if (name == "max-memory-bytes") {
-    DYNVM_RETURN_IF_ERROR(
-        ParseIntFlag(name, value, 0, std::numeric_limits<int64_t>::max(), flags.batcher.max_memory_bytes));
-  } else if (name == "pad") {
-    DYNVM_ASSIGN_OR_RETURN(PadRule rule, ParsePadRule(value));
-    flags.pads.push_back(std::move(rule));
-  } else {
-    return absl::InvalidArgumentError(absl::StrFormat("unknown flag '--%s'", name));
+// Checks what the table cannot (--name's '/', --pad's syntax, the thread budget) and
+// converts the values to the options they configure.
+absl::Status FinishFlags(Flags& flags) {
+  if (flags.name.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat("--name must not contain '/', got '%s'", flags.name));
   }
+  if (flags.name.empty()) flags.name = std::filesystem::path(flags.executable).stem().string();
+  for (const std::string& spec : flags.pad_specs) {
+    DYNVM_ASSIGN_OR_RETURN(PadRule rule, ParsePadRule(spec));
+    flags.pads.push_back(std::move(rule));
+  }
+  flags.batcher.batch_delay = std::chrono::microseconds(flags.batch_delay_us);
+  flags.batcher.max_queue = static_cast<size_t>(flags.max_queue);
+  flags.server.max_body_bytes = static_cast<size_t>(flags.max_body_bytes);
+  flags.batcher.timeout =
+      flags.timeout_ms == 0 ? absl::InfiniteDuration() : absl::Milliseconds(flags.timeout_ms);
+  DYNVM_RETURN_IF_ERROR(CheckThreadBudget(flags.server, flags.batcher));
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  flags.batcher.threads_per_worker = flags.threads_per_worker > 0
+                                         ? static_cast<int>(flags.threads_per_worker)
+                                         : std::max(1, hardware / flags.batcher.workers);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
-  Flags flags;
-  flags.batcher.max_batch = 8;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-    } else if (arg.starts_with("--")) {
-      const size_t eq = arg.find('=');
-      if (eq == std::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrFormat("flag '%s' needs a value: %s=VALUE", arg, arg));
-      }
-      DYNVM_RETURN_IF_ERROR(ApplyFlag(arg.substr(2, eq - 2), arg.substr(eq + 1), flags));
-    } else if (arg.starts_with('-')) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown flag '%s'", arg));
-    } else if (!flags.executable.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("more than one executable: '%s' and '%s'", flags.executable, arg));
-    } else {
-      flags.executable = arg;
-    }
-  }
-  if (flags.executable.empty() && !flags.help) {
-    return absl::InvalidArgumentError("missing the executable file (vm_serve exe.fbs ...)");
-  }
-  if (flags.name.empty()) flags.name = std::filesystem::path(flags.executable).stem().string();
-  if (!flags.help) DYNVM_RETURN_IF_ERROR(CheckThreadBudget(flags.server, flags.batcher));
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  flags.batcher.threads_per_worker =
-      flags.threads_per_worker > 0 ? static_cast<int>(flags.threads_per_worker)
-                                   : std::max(1, hardware / flags.batcher.workers);
-  return flags;
+constexpr int kMaxInt = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+// vm_serve's command line (docs/cli.md, docs/serving.md), storing into `flags`.
+CommandLine MakeCommandLine(Flags& flags) {
+  return {
+      .tool = "vm_serve",
+      .positional = Positional{"exe.fbs", "executable file", &flags.executable, /*required=*/true,
+                               "the executable file to serve"},
+      .flags =
+          {StringFlag("name", "NAME", &flags.name, "the model's name in URLs (default: the file's stem)"),
+           StringFlag("function", "NAME", &flags.function, "the function served (default: main)"),
+           StringFlag("host", "HOST", &flags.server.host, "the address to listen on (default: 127.0.0.1)"),
+           IntFlag("port", "N", &flags.server.port, 0, 65535, "the port (default: 8000; 0 picks a free one)"),
+           IntFlag("workers", "N", &flags.batcher.workers, 1, 1024,
+                   "worker threads, one VM each (default: 1)"),
+           IntFlag("threads-per-worker", "N", &flags.threads_per_worker, 1, 4096,
+                   "intra-op threads of each worker's kernels (default: the hardware threads "
+                   "divided among the workers)"),
+           IntFlag("max-batch", "N", &flags.batcher.max_batch, 1, kMaxInt,
+                   "rows (axis 0) a worker runs in one invocation (default: 8; 1 turns batching "
+                   "off)"),
+           IntFlag("batch-delay-us", "N", &flags.batch_delay_us, 0, 60'000'000,
+                   "how long a worker waits for more requests to fill a batch (default: 0, batch "
+                   "only what is already queued)"),
+           IntFlag("max-queue", "N", &flags.max_queue, 0, kMaxInt,
+                   "requests waiting beyond which new ones get 503 (default: 32)"),
+           IntFlag("max-body-bytes", "N", &flags.max_body_bytes, 1, kMaxInt64,
+                   "a POST whose Content-Length is larger gets 413, unread; a JSON body may take "
+                   "~40x its size while parsed (default: 16777216)"),
+           IntFlag("http-threads", "N", &flags.server.http_threads, 1, 4096,
+                   "connections served at once; must exceed --max-queue plus --workers x "
+                   "--max-batch (default: 64)"),
+           IntFlag("timeout-ms", "N", &flags.timeout_ms, 0, 24 * 3600 * 1000,
+                   "time one invocation (a batch) may run; past it its requests get 504 "
+                   "(default: 0, no limit)"),
+           IntFlag("max-memory-bytes", "N", &flags.batcher.max_memory_bytes, 0, kMaxInt64,
+                   "tensor memory one invocation may hold; past it its requests get 503 "
+                   "(default: 0, no limit)"),
+           RepeatedFlag("pad", "INPUT:AXIS:VALUE", &flags.pad_specs,
+                        "lets requests of different extents on AXIS of INPUT share a batch, "
+                        "padded with VALUE; repeat for every input with that axis's symbol")},
+      .after_parse = [&flags] { return FinishFlags(flags); },
+  };
 }
 
 // Waits for SIGTERM or SIGINT (blocked in every thread, see Serve): the first stops
@@ -227,17 +190,12 @@ absl::Status Serve(const Flags& flags) {
 }  // namespace dynvm::tools::serve
 
 int main(int argc, char** argv) {
-  absl::StatusOr<dynvm::tools::serve::Flags> flags = dynvm::tools::serve::ParseFlags(argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "vm_serve: %s (see vm_serve --help)\n",
-                 std::string(flags.status().message()).c_str());
-    return dynvm::tools::serve::kExitUsage;
+  dynvm::tools::serve::Flags flags;
+  if (const std::optional<int> exit = dynvm::tools::ParseOrExitCode(
+          dynvm::tools::serve::MakeCommandLine(flags), argc, argv)) {
+    return *exit;
   }
-  if (flags->help) {
-    std::fputs(dynvm::tools::serve::kUsage, stdout);
-    return 0;
-  }
-  const absl::Status served = dynvm::tools::serve::Serve(*flags);
+  const absl::Status served = dynvm::tools::serve::Serve(flags);
   if (!served.ok()) {
     std::fprintf(stderr, "vm_serve: %s\n", std::string(served.message()).c_str());
     return dynvm::tools::serve::kExitError;

@@ -55,4 +55,12 @@ WANT_STATUS=1 WANT_ERROR="vm_dis: cannot open '$TMP/none.fbs'" \
   expect_error "$VM_DIS" "$TMP/none.fbs"
 WANT_STATUS=1 WANT_ERROR="vm_dis: $DATA/program.s: " expect_error "$VM_DIS" "$DATA/program.s"
 WANT_STATUS=2 WANT_ERROR="usage: vm_dis" expect_error "$VM_DIS"
+WANT_STATUS=2 WANT_ERROR="--opcodes takes no executable file, got '$TMP/a.fbs'" \
+  expect_error "$VM_DIS" --opcodes "$TMP/a.fbs"
+WANT_STATUS=2 WANT_ERROR="unknown flag '--frobnicate'" expect_error "$VM_DIS" --frobnicate
+WANT_STATUS=2 WANT_ERROR="flag '-o' needs a value: -o exe.fbs" expect_error "$VM_AS" "$DATA/program.s" -o
+WANT_STATUS=2 WANT_ERROR="more than one input: '$DATA/program.s' and 'x.s'" \
+  expect_error "$VM_AS" "$DATA/program.s" x.s -o "$TMP/x.fbs"
+"$VM_AS" --help | grep -q "^usage: vm_as \[input.s\] -o exe.fbs \[flags\]" || fail "vm_as --help"
+"$VM_DIS" -h | grep -q "^  --opcodes " || fail "vm_dis -h"
 echo PASS

@@ -59,6 +59,26 @@ grep -q 'nn.relu(' "$TMP/ir" || fail "--no-fuse dump lost nn.relu: $(cat "$TMP/i
 "$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --no-fuse --dump-ir=fused \
   > /dev/null 2> "$TMP/err"
 [ $? -eq 2 ] || fail "--dump-ir=fused with --no-fuse should exit 2"
+grep -qF -- "--dump-ir=fused: expected all, parsed or a pass run at --opt-level=2 --no-fuse" "$TMP/err" \
+  || fail "--dump-ir=fused with --no-fuse said $(cat "$TMP/err")"
+
+# Bad command lines exit 2 with one line naming the flag (docs/cli.md).
+expect_usage_error() {
+  want=$1
+  shift
+  "$VM_COMPILE" "$@" > /dev/null 2> "$TMP/err"
+  [ $? -eq 2 ] || fail "vm_compile $* should exit 2"
+  [ "$(wc -l < "$TMP/err")" -eq 1 ] || fail "vm_compile $* printed more than one line: $(cat "$TMP/err")"
+  grep -qF -- "$want" "$TMP/err" || fail "vm_compile $* said $(cat "$TMP/err"), expected $want"
+}
+expect_usage_error "--opt-level must be an integer in [0, 3], got '5'" "$DATA/mlp.relay" -o x --opt-level=5
+expect_usage_error "--dump-ir must be one of all, parsed, " "$DATA/mlp.relay" -o x --dump-ir=nope
+expect_usage_error "flag '--target-cpu' needs a value: --target-cpu=CPU" "$DATA/mlp.relay" -o x --target-cpu=
+expect_usage_error "unknown flag '--fuse'" "$DATA/mlp.relay" -o x --fuse
+"$VM_COMPILE" --help > "$TMP/help" || fail "vm_compile --help"
+grep -q "^usage: vm_compile model.relay|model.onnx -o exe.fbs \[flags\]" "$TMP/help" \
+  || fail "--help printed $(cat "$TMP/help")"
+grep -q "^  --opt-level=N " "$TMP/help" || fail "--help lacks --opt-level: $(cat "$TMP/help")"
 
 # The dataflow drawing: one dense box, the input tensor with its type.
 "$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/mlp.fbs" --const="$DATA/mlp_w.npy" --dot="$TMP/main.dot" \

@@ -230,12 +230,16 @@ TEST_F(VmRunTest, CommandLineAndRunTimeErrors) {
   constexpr int kUsage = 2;
   ExpectError(Run("--frobnicate=1"), "unknown flag '--frobnicate'", kUsage);
   ExpectError(Run("-x"), "unknown flag '-x'", kUsage);
-  ExpectError(Run("--input"), "flag '--input' needs a value: --input=VALUE", kUsage);
+  ExpectError(Run("--input"), "flag '--input' needs a value: --input=SPEC", kUsage);
   ExpectError(Run("--benchmark=0"), "--benchmark must be an integer in [1, 2147483647], got '0'",
               kUsage);
   ExpectError(Run("--threads=0"), "--threads must be an integer in [1, 4096], got '0'", kUsage);
-  ExpectError(Run("--rtol=-1"), "--rtol must be a non-negative number, got '-1'", kUsage);
+  ExpectError(Run("--rtol=-1"), "--rtol must be a finite number >= 0, got '-1'", kUsage);
   ExpectError(Run("other.fbs"), "more than one executable", kUsage);
+  // A later value wins: the second --function names the function that is missing.
+  ExpectError(Run("--function=main --function=nope"), "no function 'nope'");
+  ExpectError(Run("--trace="), "flag '--trace' needs a value: --trace=trace.json", kUsage);
+  ExpectError(Run("--profile=yes"), "flag '--profile' takes no value, got '--profile=yes'", kUsage);
   ExpectError(Shell(std::string(DYNVM_VM_RUN), Path("e")), "missing the executable file", kUsage);
   ExpectError(Run("--function=nope"), "no function 'nope' in '" + Path("program.fbs") + "'");
   ExpectError(Run("--function=fail"), "function 'fail', instruction 0 (fatal): fatal: boom");

@@ -17,6 +17,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -449,6 +450,19 @@ std::pair<int, std::string> RunToExit(const std::string& flags) {
   while (std::fgets(buffer, sizeof(buffer), out) != nullptr) text += buffer;
   const int status = pclose(out);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+TEST(VmServeTest, BadCommandLinesExitWithStatus2) {
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--workers=0", "--workers must be an integer in [1, 1024], got '0'"},
+           {"--pad=input_ids", "--pad must be INPUT:AXIS:VALUE, got 'input_ids'"},
+           {"--name=a/b", "--name must not contain '/', got 'a/b'"},
+           {"--port=8000 --port=70000", "--port must be an integer in [0, 65535], got '70000'"},
+           {"--host", "flag '--host' needs a value: --host=HOST"}}) {
+    const auto [status, text] = RunToExit(flags);
+    EXPECT_EQ(status, 2) << flags;
+    EXPECT_THAT(text, HasSubstr(message));
+  }
 }
 
 TEST(VmServeTest, AQueueThatCouldNeverFillIsRefusedAtStart) {
