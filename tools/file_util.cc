@@ -1,3 +1,4 @@
+// Reading a whole file, or stdin for "-", with errors that name the path (tools/file_util.h).
 #include "tools/file_util.h"
 
 #include <cerrno>
