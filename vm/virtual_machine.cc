@@ -282,9 +282,13 @@ class ArgumentChecker {
 
 }  // namespace
 
+absl::Status CheckArguments(const Function& function, absl::Span<const Value> args) {
+  return ArgumentChecker(function).Check(args);
+}
+
 absl::Status VirtualMachine::CheckArguments(const Function& function,
                                             absl::Span<const Value> args) const {
-  return ArgumentChecker(function).Check(args);
+  return vm::CheckArguments(function, args);
 }
 
 namespace {
