@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serializer/npy.h"
-#include "tools/run/elements.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::tools {
 namespace {
@@ -213,7 +213,7 @@ TEST(BindInputsTest, ErrorsNameTheInputs) {
             "missing input for 'main': 'y' (argument 1, tensor f32[n, 2])");
   EXPECT_EQ(error({"z=1x2xf32=1,2"}), "unknown input name 'z': 'main' has parameters x, y, k");
   EXPECT_EQ(error({"1x2xf32=1,2", "x=1x2xf32=1,2"}),
-            "input 'x' (argument 0 of 'main') given twice (again by input 1: 'x=1x2xf32=1,2')");
+            "input 'x' (argument 0 of 'main') given twice (again by input 1 ('x=1x2xf32=1,2'))");
   EXPECT_EQ(error({"1", "2", "3", "4"}),
             "too many inputs: 'main' takes 3 (x, y, k) but input 3 ('4') would be argument 3");
   EXPECT_EQ(error({"x=1x2xf32=1", "y=@", "k=1"}),
