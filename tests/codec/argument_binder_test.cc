@@ -74,7 +74,7 @@ TEST(ArgumentBinderTest, TheSpecOfTheBoundParameterReachesTheBuild) {
                      seen = p.name;
                      return Value::Int(1);
                    }};
-  ASSERT_TRUE(BindArguments(Main(), {TensorSource("x", "x", {1, 2}), TensorSource("y", "y", {1, 2}), k}).ok());
+  ASSERT_TRUE(BindArguments(Main(), {TensorSource("", "first", {1, 2}), TensorSource("", "second", {1, 2}), k}).ok());
   EXPECT_EQ(seen, "k");
 }
 
