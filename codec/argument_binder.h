@@ -57,6 +57,10 @@ struct ArgumentSource {
 struct BindOptions {
   // The largest byte size a header may declare; 0: only overflow is refused.
   uint64_t max_tensor_bytes = 0;
+  // The names sources match parameters by and messages call them, one per parameter
+  // (vm_serve calls an unnamed parameter "input_<i>"); empty: the signature's names.
+  // Not owned: outlives the call.
+  absl::Span<const std::string> param_names;
 };
 
 // The arguments of `function` from `sources`, in parameter order. InvalidArgument for
@@ -67,10 +71,6 @@ struct BindOptions {
 absl::StatusOr<std::vector<Value>> BindArguments(const vm::Function& function,
                                                  absl::Span<const ArgumentSource> sources,
                                                  const BindOptions& options = {});
-
-// "'y' (argument 1 of 'main')", or "argument 1 of 'main'" for an unnamed parameter: how
-// messages name parameter `index` of `function`.
-std::string ParamLabel(const vm::Function& function, size_t index);
 
 }  // namespace dynvm::codec
 

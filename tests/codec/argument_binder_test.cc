@@ -92,6 +92,21 @@ TEST(ArgumentBinderTest, MatchingErrors) {
             "missing inputs for 'main': 'y' (argument 1, tensor f32[n, 2]), 'k' (argument 2, int)");
 }
 
+TEST(ArgumentBinderTest, ParamNamesReplaceTheSignaturesInMatchingAndMessages) {
+  const std::vector<std::string> names = {"input_0", "input_1", "k"};
+  const BindOptions options{.max_tensor_bytes = 0, .param_names = names};
+  absl::StatusOr<std::vector<Value>> args = BindArguments(
+      Main(), {TensorSource("input_1", "b", {3, 2}), TensorSource("input_0", "a", {3, 2}),
+               IntSource("k", "k")},
+      options);
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(Error({TensorSource("x", "a", {1, 2})}, absl::StatusCode::kInvalidArgument, options),
+            "unknown input name 'x': 'main' has parameters input_0, input_1, k");
+  EXPECT_EQ(Error({TensorSource("input_0", "a", {1, 2}), IntSource("k", "k")},
+                  absl::StatusCode::kInvalidArgument, options),
+            "missing input for 'main': 'input_1' (argument 1, tensor f32[n, 2])");
+}
+
 TEST(ArgumentBinderTest, HeadersAreCheckedBeforeTheBuild) {
   bool built = false;
   ArgumentSource huge = TensorSource("x", "x", {int64_t{1} << 40, int64_t{1} << 22});
@@ -104,7 +119,8 @@ TEST(ArgumentBinderTest, HeadersAreCheckedBeforeTheBuild) {
             "byte size");
   EXPECT_FALSE(built);
   EXPECT_EQ(Error({TensorSource("x", "x", {1000, 2}), TensorSource("y", "y", {1, 2}), IntSource("k", "k")},
-                  absl::StatusCode::kResourceExhausted, {.max_tensor_bytes = 4096}),
+                  absl::StatusCode::kResourceExhausted,
+                  {.max_tensor_bytes = 4096, .param_names = {}}),
             "input 'x' (argument 0 of 'main'): f32[1000, 2] takes 8000 bytes, above the limit of 4096");
 }
 
