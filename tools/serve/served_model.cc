@@ -17,7 +17,7 @@ using nlohmann::json;
 // INT64, FP64 or BOOL; an output of any type has the datatype "BYTES" and shape [-1]
 // (the protocol has nothing closer).
 json TensorMetadata(const std::string& name, const vm::ValueSpec& spec) {
-  std::string_view datatype = "BYTES";
+  std::string datatype = "BYTES";  // KServeDatatype returns a string: a view would dangle
   json shape = json::array();
   switch (spec.kind) {
     case vm::ValueSpec::Kind::kTensor:
