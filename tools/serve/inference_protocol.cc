@@ -257,8 +257,9 @@ absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, Binary
                                       const std::shared_ptr<Allocator>& allocator) {
   if (!input.is_object()) return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] is not an object", position));
   const auto name_it = input.find("name");
-  if (name_it == input.end() || !name_it->is_string()) {
-    return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] has no 'name' string", position));
+  // An empty name would bind by position (codec/argument_binder.h): inputs are named.
+  if (name_it == input.end() || !name_it->is_string() || name_it->get_ref<const std::string&>().empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] has no 'name' string, or an empty one", position));
   }
   const std::string name = name_it->get<std::string>();
   const auto type_it = input.find("datatype");
