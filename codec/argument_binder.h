@@ -67,7 +67,7 @@ struct BindOptions {
 // an unknown name, a parameter given twice, more sources than parameters, missing
 // parameters (all of them listed with their types), a header whose byte size overflows
 // or exceeds options.max_tensor_bytes (ResourceExhausted), and values that do not fit
-// the signature (VirtualMachine::CheckArguments' message); a build error keeps its code.
+// the signature (vm::CheckArguments' message); a build error keeps its code.
 absl::StatusOr<std::vector<Value>> BindArguments(const vm::Function& function,
                                                  absl::Span<const ArgumentSource> sources,
                                                  const BindOptions& options = {});

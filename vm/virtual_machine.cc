@@ -286,11 +286,6 @@ absl::Status CheckArguments(const Function& function, absl::Span<const Value> ar
   return ArgumentChecker(function).Check(args);
 }
 
-absl::Status VirtualMachine::CheckArguments(const Function& function,
-                                            absl::Span<const Value> args) const {
-  return vm::CheckArguments(function, args);
-}
-
 namespace {
 
 // Steps between two looks at the clock when a deadline is set: a call or backward jump

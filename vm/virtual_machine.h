@@ -94,9 +94,6 @@ class VirtualMachine {
   absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args,
                                const InvokeLimits& limits);
 
-  // OK if `args` fit the signature of `function` (vm::CheckArguments).
-  absl::Status CheckArguments(const Function& function, absl::Span<const Value> args) const;
-
   const Executable& executable() const { return *executable_; }
   const std::shared_ptr<Allocator>& allocator() const { return allocator_; }
   // Registers reserved on the stack; grows only when a call goes deeper than before.
