@@ -450,8 +450,8 @@ absl::StatusOr<Value> ToValue(const DynvmValue& arg) {
 }
 
 // The arguments of function `function` from args[0..n), through the binder (by
-// position, checked against the signature). Takes the tensors over; on failure those
-// not taken over yet are released, so that either way the caller's are dynvm's.
+// position, checked against the signature). Takes every tensor over whatever the
+// outcome: on failure those the binder had not reached are released here.
 absl::StatusOr<std::vector<Value>> BindArgs(const dynvm::vm::Function& function,
                                             const DynvmValue* args, size_t n) {
   std::vector<bool> taken(n, false);
