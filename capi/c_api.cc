@@ -16,6 +16,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "codec/argument_binder.h"
 #include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "kernels/thread_pool.h"
@@ -66,7 +68,6 @@ struct DynvmAllocator {
 struct DynvmVm {
   std::shared_ptr<dynvm::kernels::ThreadPool> pool;  // declared first: outlives `vm`
   std::unique_ptr<dynvm::vm::VirtualMachine> vm;
-  std::vector<Value> args;                           // reused across calls
 };
 
 namespace {
@@ -398,10 +399,12 @@ void dynvm_value_release(DynvmValue* value) {
 
 namespace {
 
-// Calls the deleters of the tensors of args[from..n) that dynvm did not take over, once
-// per tensor even if the caller passed one twice.
-void ReleaseTensors(const DynvmValue* args, size_t from, size_t n) {
-  for (size_t i = from; i < n; ++i) {
+// Calls the deleters of the tensors of args[0..n) that dynvm did not take over (those
+// `taken` marks; none when it is empty), once per tensor even if the caller passed one
+// twice.
+void ReleaseTensors(const DynvmValue* args, size_t n, const std::vector<bool>& taken) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!taken.empty() && taken[i]) continue;
     DLManagedTensor* t = IsTensor(args[i]) ? args[i].tensor : nullptr;
     if (t == nullptr || t->deleter == nullptr) continue;
     bool seen = false;
@@ -429,17 +432,13 @@ absl::Status CheckDistinctTensors(const DynvmValue* args, size_t n) {
   return absl::OkStatus();
 }
 
-// The Value for C argument `i`; takes over a tensor on success.
-absl::StatusOr<Value> ToValue(const DynvmValue& arg, size_t i) {
+// The Value of C argument `arg`; takes over a tensor on success.
+absl::StatusOr<Value> ToValue(const DynvmValue& arg) {
   const int32_t kind = EnumValue(arg.kind);
   switch (kind) {
     case DYNVM_KIND_TENSOR: {
-      absl::StatusOr<dynvm::NDArray> array = dynvm::FromDLPack(arg.tensor);
-      if (!array.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("argument %d: %s", i, array.status().message()));
-      }
-      return Value(*std::move(array));
+      DYNVM_ASSIGN_OR_RETURN(dynvm::NDArray array, dynvm::FromDLPack(arg.tensor));
+      return Value(std::move(array));
     }
     case DYNVM_KIND_INT: return Value::Int(arg.i);
     case DYNVM_KIND_FLOAT: return Value::Float(arg.f);
@@ -447,8 +446,31 @@ absl::StatusOr<Value> ToValue(const DynvmValue& arg, size_t i) {
     case DYNVM_KIND_ANY:
     case DYNVM_KIND_TUPLE: break;
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "argument %d: kind %d is not a tensor (1), int (2), float (3) or bool (4)", i, kind));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("kind %d is not a tensor (1), int (2), float (3) or bool (4)", kind));
+}
+
+// The arguments of function `function` from args[0..n), through the binder (by
+// position, checked against the signature). Takes every tensor over whatever the
+// outcome: on failure those the binder had not reached are released here.
+absl::StatusOr<std::vector<Value>> BindArgs(const dynvm::vm::Function& function,
+                                            const DynvmValue* args, size_t n) {
+  std::vector<bool> taken(n, false);
+  std::vector<dynvm::codec::ArgumentSource> sources;
+  sources.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    sources.push_back({.name = "",
+                       .label = absl::StrFormat("args[%d]", i),
+                       .header = std::nullopt,  // the caller's memory: nothing to allocate
+                       .build = [&args, &taken, i](const dynvm::vm::ValueSpec&) {
+                         absl::StatusOr<Value> value = ToValue(args[i]);
+                         taken[i] = value.ok();
+                         return value;
+                       }});
+  }
+  absl::StatusOr<std::vector<Value>> bound = dynvm::codec::BindArguments(function, sources);
+  if (!bound.ok()) ReleaseTensors(args, n, taken);
+  return bound;
 }
 
 // The C value of a result leaf, or an error for what C cannot hold (closures, ...).
@@ -482,29 +504,25 @@ DynvmStatus Invoke(DynvmVm* vm, const char* function, const DynvmValue* args, si
   }
   if (vm == nullptr || function == nullptr || num_results == nullptr ||
       (results == nullptr && max_results != 0)) {
-    ReleaseTensors(args, 0, num_args);
+    ReleaseTensors(args, num_args, {});
     return InvalidArgument(
         "dynvm_vm_invoke: vm, function and num_results must not be null, nor results when "
         "max_results > 0");
   }
   if (absl::Status distinct = CheckDistinctTensors(args, num_args); !distinct.ok()) {
-    ReleaseTensors(args, 0, num_args);
+    ReleaseTensors(args, num_args, {});
     return Fail(distinct);
   }
-  vm->args.clear();
-  for (size_t i = 0; i < num_args; ++i) {
-    absl::StatusOr<Value> v = ToValue(args[i], i);
-    if (!v.ok()) {
-      vm->args.clear();  // releases the tensors taken over so far
-      ReleaseTensors(args, i, num_args);
-      return Fail(v.status());
-    }
-    vm->args.push_back(*std::move(v));
+  const std::optional<uint32_t> index = vm->vm->executable().FunctionIndex(function);
+  if (!index) {
+    ReleaseTensors(args, num_args, {});
+    return Fail(absl::NotFoundError(absl::StrFormat("no function named '%s'", function)));
   }
-  absl::StatusOr<Value> result = limits != nullptr
-                                     ? vm->vm->Invoke(function, vm->args, *limits)
-                                     : vm->vm->Invoke(function, vm->args);
-  vm->args.clear();
+  absl::StatusOr<std::vector<Value>> bound =
+      BindArgs(vm->vm->executable().function(*index), args, num_args);
+  if (!bound.ok()) return Fail(bound.status());
+  absl::StatusOr<Value> result = limits != nullptr ? vm->vm->Invoke(*index, *bound, *limits)
+                                                   : vm->vm->Invoke(*index, *bound);
   if (!result.ok()) return Fail(result.status());
 
   const std::vector<Value> leaves = dynvm::FlattenValue(*result);
@@ -544,7 +562,7 @@ extern "C" DynvmStatus dynvm_vm_invoke_with_limits(DynvmVm* vm, const char* func
                                                    size_t* num_results, int64_t timeout_us,
                                                    int64_t max_memory_bytes) {
   if (timeout_us < 0 || max_memory_bytes < 0) {
-    ReleaseTensors(args, 0, args == nullptr ? 0 : num_args);
+    ReleaseTensors(args, args == nullptr ? 0 : num_args, {});
     return InvalidArgument(absl::StrFormat(
         "dynvm_vm_invoke_with_limits: timeout_us and max_memory_bytes must be >= 0 (0: no "
         "limit), got %d and %d",

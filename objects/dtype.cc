@@ -40,6 +40,7 @@ const DTypeInfo& Info(DType dtype) { return kInfo[static_cast<size_t>(dtype)]; }
 
 size_t DTypeSize(DType dtype) { return Info(dtype).size; }
 std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
+std::string_view DTypeLongName(DType dtype) { return Info(dtype).long_name; }
 bool IsValidDType(uint32_t raw) { return raw < kNumDTypes; }
 
 absl::StatusOr<DType> ParseDType(std::string_view name) {

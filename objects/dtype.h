@@ -46,6 +46,8 @@ inline constexpr uint8_t kDLBoolCode = 6;
 size_t DTypeSize(DType dtype);
 // The short name: "f32", "bf16", "bool", ...
 std::string_view DTypeName(DType dtype);
+// The long name, numpy's for every dtype numpy has: "float32", "bfloat16", "bool", ...
+std::string_view DTypeLongName(DType dtype);
 // Parses a short name; also accepts the long forms "float32", "int64", "uint8".
 absl::StatusOr<DType> ParseDType(std::string_view name);
 // Whether `raw` is the numeric value of a DType (for validating untrusted files).

@@ -14,7 +14,7 @@
 // dynvm does, and turns them into C++ exceptions (`StatusError`) only at the functions
 // Python calls, where pybind11 translates them.
 //
-//   ThrowIfError(vm.CheckArguments(function, args));
+//   ThrowIfError(vm::CheckArguments(function, args));
 //   Value out = ValueOrThrow(vm.Invoke(index, args));
 #ifndef DYNVM_PYTHON_ERRORS_H_
 #define DYNVM_PYTHON_ERRORS_H_

@@ -28,8 +28,8 @@ namespace dynvm::python {
 
 // `obj` as an argument for a parameter of type `spec`; copies that a tensor needs come
 // from `allocator`. InvalidArgument when `obj` cannot be one (the message says what was
-// expected and what came); whether a tensor's dtype and shape fit is left to the VM's
-// own check. Needs the GIL.
+// expected and what came); whether a tensor's dtype and shape fit is left to the
+// binder's check (codec/argument_binder.h). Needs the GIL.
 absl::StatusOr<Value> ToValue(pybind11::handle obj, const vm::ValueSpec& spec,
                               const std::shared_ptr<Allocator>& allocator);
 

@@ -8,6 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
+#include "codec/argument_binder.h"
 #include "objects/adt.h"
 #include "pybind11/stl.h"
 #include "python/errors.h"
@@ -19,12 +21,6 @@ namespace dynvm::python {
 namespace py = pybind11;
 
 namespace {
-
-std::string ParamNames(const vm::Function& f) {
-  return absl::StrJoin(f.params, ", ", [](std::string* out, const vm::ValueSpec& p) {
-    out->append(p.name);
-  });
-}
 
 // `name`, or "output_<index>" when it is empty.
 std::string OutputName(const std::string& name, size_t index) {
@@ -80,44 +76,29 @@ absl::StatusOr<std::pair<uint32_t, std::vector<Value>>> PyVirtualMachine::BindAr
           out->append(f.name);
         })));
   }
-  const vm::Function& f = executable_->function(*index);
-  if (args.size() > f.params.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' takes %d arguments (%s), got %d positional", f.name, f.params.size(),
-        ParamNames(f), args.size()));
+  // Positional arguments first, as Python binds them; the binder refuses a keyword
+  // that repeats one.
+  std::vector<codec::ArgumentSource> sources;
+  sources.reserve(args.size() + kwargs.size());
+  auto add = [&](std::string name, std::string label, py::handle obj) {
+    sources.push_back({.name = std::move(name),
+                       .label = std::move(label),
+                       .header = std::nullopt,  // in memory already
+                       .build = [this, obj](const vm::ValueSpec& param) {
+                         return ToValue(obj, param, machine_.allocator());
+                       }});
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    add("", absl::StrFormat("positional argument %d", i), args[i]);
   }
-  std::vector<py::handle> given(f.params.size());
-  for (size_t i = 0; i < args.size(); ++i) given[i] = args[i];
   for (const auto& [key, value] : kwargs) {
-    const std::string name = py::str(key);
-    size_t i = 0;
-    while (i < f.params.size() && f.params[i].name != name) ++i;
-    if (i == f.params.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "'%s' has no parameter '%s': its parameters are %s", f.name, name, ParamNames(f)));
-    }
-    if (given[i]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "argument %d ('%s') of '%s' given twice, by position and by keyword", i, name, f.name));
-    }
-    given[i] = value;
+    std::string name = py::str(key);
+    // An empty name means "by position" to the binder.
+    if (name.empty()) return absl::InvalidArgumentError("an empty keyword names no parameter");
+    add(name, absl::StrFormat("keyword '%s'", name), value);
   }
-  std::vector<Value> values;
-  values.reserve(given.size());
-  for (size_t i = 0; i < given.size(); ++i) {
-    const vm::ValueSpec& param = f.params[i];
-    if (!given[i]) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("missing argument %d ('%s') of '%s'", i, param.name, f.name));
-    }
-    absl::StatusOr<Value> value = ToValue(given[i], param, machine_.allocator());
-    if (!value.ok()) {
-      return absl::Status(value.status().code(),
-                          absl::StrFormat("argument %d ('%s') of '%s': %s", i, param.name,
-                                          f.name, value.status().message()));
-    }
-    values.push_back(*std::move(value));
-  }
+  DYNVM_ASSIGN_OR_RETURN(std::vector<Value> values,
+                         codec::BindArguments(executable_->function(*index), sources));
   return std::make_pair(*index, std::move(values));
 }
 

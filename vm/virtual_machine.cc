@@ -282,8 +282,7 @@ class ArgumentChecker {
 
 }  // namespace
 
-absl::Status VirtualMachine::CheckArguments(const Function& function,
-                                            absl::Span<const Value> args) const {
+absl::Status CheckArguments(const Function& function, absl::Span<const Value> args) {
   return ArgumentChecker(function).Check(args);
 }
 

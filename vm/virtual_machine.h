@@ -70,6 +70,11 @@ struct VmOptions {
   Profiler* profiler = nullptr;
 };
 
+// OK if `args` fit the signature of `function`: kinds, dtypes, ranks, constant dims,
+// and each symbolic dim with one extent across the call. Else InvalidArgument naming
+// the argument and what was expected.
+absl::Status CheckArguments(const Function& function, absl::Span<const Value> args);
+
 class VirtualMachine {
  public:
   explicit VirtualMachine(std::shared_ptr<const Executable> executable, VmOptions options = {});
@@ -88,10 +93,6 @@ class VirtualMachine {
   absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args);
   absl::StatusOr<Value> Invoke(uint32_t function_index, absl::Span<const Value> args,
                                const InvokeLimits& limits);
-
-  // OK if `args` fit the signature of `function`, else InvalidArgument naming the
-  // argument and what was expected.
-  absl::Status CheckArguments(const Function& function, absl::Span<const Value> args) const;
 
   const Executable& executable() const { return *executable_; }
   const std::shared_ptr<Allocator>& allocator() const { return allocator_; }

@@ -19,76 +19,22 @@
 
 #include <algorithm>
 #include <bit>
-#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "kernels/elementwise/dtypes.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::kernels::elementwise {
 
-// f16 bits -> f32, exactly (subnormals, infinities and NaN included).
-inline float HalfBitsToFloat(uint16_t h) {
-  const uint32_t magnitude = static_cast<uint32_t>(h & 0x7fffu) << 13;
-  const uint32_t exponent = magnitude & (0x1fu << 23);
-  const uint32_t rebiased = magnitude + ((127u - 15u) << 23);
-  // Infinity and NaN keep an all-ones exponent; subnormals are normalised by letting
-  // the FPU subtract the implicit bit back out.
-  const float normal =
-      std::bit_cast<float>(exponent == (0x1fu << 23) ? rebiased + ((128u - 16u) << 23) : rebiased);
-  const float subnormal =
-      std::bit_cast<float>(rebiased + (1u << 23)) - std::bit_cast<float>(113u << 23);
-  const float value = exponent == 0 ? subnormal : normal;
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(value) |
-                              (static_cast<uint32_t>(h & 0x8000u) << 16));
-}
-
-// f32 -> f16 bits, rounding to nearest even.
-inline uint16_t FloatToHalfBits(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t a = bits & 0x7fffffffu;
-  // At or above 2^16 only infinity remains (values in [65520, 65536) carry into it
-  // below); NaN becomes the quiet NaN.
-  const uint32_t special = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
-  // Below 2^-14 the result is a subnormal: adding 0.5 makes the FPU round the value to a
-  // multiple of 2^-24 (to even), which then sits in the low mantissa bits.
-  const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(a) + 0.5f) - 0x3f000000u;
-  // Otherwise rebias the exponent and round 23 mantissa bits to 10, ties to even; a
-  // carry correctly bumps the exponent.
-  const uint32_t normal = (a - ((127u - 15u) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-  const uint32_t h = a >= (143u << 23) ? special : (a < (113u << 23) ? subnormal : normal);
-  return static_cast<uint16_t>(sign | h);
-}
-
-// bf16 bits -> f32, exactly.
-inline float BFloat16BitsToFloat(uint16_t b) {
-  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
-}
-
-// f32 -> bf16 bits, rounding to nearest even; NaN stays NaN (quieted).
-inline uint16_t FloatToBFloat16Bits(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  return static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
-}
-
-// `v` narrowed to f32 rounding to odd: truncated toward zero, then the last bit set if
-// anything was lost. Infinity and NaN stay; finite values beyond f32's range become
-// +-FLT_MAX (odd), which any narrower format then rounds to infinity.
-inline float DoubleToFloatRoundToOdd(double v) {
-  if (!(std::fabs(v) <= static_cast<double>(FLT_MAX))) {
-    if (!std::isfinite(v)) return static_cast<float>(v);
-    return v < 0 ? -FLT_MAX : FLT_MAX;
-  }
-  float f = static_cast<float>(v);
-  if (static_cast<double>(f) == v) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
-}
+// The f16 and bf16 conversions are the objects library's, shared with the runtime's edges.
+using ::dynvm::BFloat16BitsToFloat;
+using ::dynvm::DoubleToFloatRoundToOdd;
+using ::dynvm::FloatToBFloat16Bits;
+using ::dynvm::FloatToHalfBits;
+using ::dynvm::HalfBitsToFloat;
 
 // The magnitude `a` narrowed to f32 rounding to odd (see DoubleToFloatRoundToOdd),
 // exactly as an integer: a 64-bit integer through f64 would round twice.

@@ -185,10 +185,12 @@ TEST_F(CApiTest, BadArgumentsAreErrorsAndTensorsAreReleasedOnce) {
     // A tensor DLPack cannot describe to us (non-CPU), then one that was not reached.
     TestTensor gpu({1}), later({2});
     gpu.managed.dl_tensor.device = {kDLCUDA, 0};
-    DynvmValue args[] = {dynvm_tensor_value(&gpu.managed), dynvm_tensor_value(&later.managed)};
-    EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", args, 2, &result, 1, &count),
+    DynvmValue args[] = {dynvm_tensor_value(&gpu.managed), dynvm_int_value(1),
+                         dynvm_float_value(0.5), dynvm_tensor_value(&later.managed)};
+    EXPECT_EQ(dynvm_vm_invoke(vm_, "nested", args, 4, &result, 1, &count),
               DYNVM_INVALID_ARGUMENT);
-    EXPECT_THAT(dynvm_last_error(), HasSubstr("argument 0: DLPack tensor on device type 2"));
+    EXPECT_THAT(dynvm_last_error(),
+                HasSubstr("input 'x' (argument 0 of 'nested'): DLPack tensor on device type 2"));
     EXPECT_EQ(gpu.deleted, 1);
     EXPECT_EQ(later.deleted, 1);
   }
@@ -198,20 +200,22 @@ TEST_F(CApiTest, BadArgumentsAreErrorsAndTensorsAreReleasedOnce) {
     DynvmValue two[] = {dynvm_tensor_value(&x.managed), dynvm_int_value(1)};
     EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", two, 2, &result, 1, &count),
               DYNVM_INVALID_ARGUMENT);
-    EXPECT_THAT(dynvm_last_error(), HasSubstr("takes 1 arguments, got 2"));
+    EXPECT_THAT(dynvm_last_error(),
+                HasSubstr("too many inputs: 'identity' takes 1 (x) but args[1] would be argument 1"));
     DynvmValue one = dynvm_tensor_value(&y.managed);
     EXPECT_EQ(dynvm_vm_invoke(vm_, "nope", &one, 1, &result, 1, &count), DYNVM_NOT_FOUND);
     DynvmValue bad = dynvm_tensor_value(&z.managed);
     bad.kind = DYNVM_KIND_TUPLE;
     EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", &bad, 1, &result, 1, &count),
               DYNVM_INVALID_ARGUMENT);
-    EXPECT_THAT(dynvm_last_error(), HasSubstr("argument 0: kind 5 is not a tensor"));
+    EXPECT_THAT(dynvm_last_error(), HasSubstr("(argument 0 of 'identity'): kind 5 is not a tensor"));
     // Any int, as a C caller may store in the enum (C++ could not load it as one).
     const int32_t garbage = 1000;
     std::memcpy(&bad.kind, &garbage, sizeof garbage);
     EXPECT_EQ(dynvm_vm_invoke(vm_, "identity", &bad, 1, &result, 1, &count),
               DYNVM_INVALID_ARGUMENT);
-    EXPECT_THAT(dynvm_last_error(), HasSubstr("argument 0: kind 1000 is not a tensor"));
+    EXPECT_THAT(dynvm_last_error(),
+                HasSubstr("(argument 0 of 'identity'): kind 1000 is not a tensor"));
     EXPECT_EQ(x.deleted + y.deleted, 2);
     EXPECT_EQ(z.deleted, 0);  // not a tensor value: not dynvm's to release
   }

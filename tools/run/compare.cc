@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "objects/element_codec.h"
 #include "objects/ndarray.h"
 #include "objects/string_tensor.h"
 #include "tools/run/elements.h"

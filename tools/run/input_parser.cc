@@ -1,3 +1,5 @@
+// vm_run's value specs (text, inline tensors, .npy files) parsed into values, and bound
+// to a function's parameters through codec/argument_binder.h.
 #include "tools/run/input_parser.h"
 
 #include <algorithm>
@@ -13,9 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "codec/argument_binder.h"
+#include "objects/element_codec.h"
 #include "objects/string_tensor.h"
 #include "serializer/npy.h"
-#include "tools/run/elements.h"
 
 namespace dynvm::tools {
 namespace {
@@ -72,68 +75,45 @@ std::vector<std::string_view> SplitElements(std::string_view text) {
   return out;
 }
 
-template <typename T>
-void Store(NDArrayObj& array, int64_t index, T value) {
-  std::memcpy(static_cast<char*>(array.data()) + index * sizeof(T), &value, sizeof(T));
-}
-
-// Stores `text` as an integer of type `T`, or fails with why not.
-template <typename T>
+// Stores `text` as an integer of the array's dtype, or fails with why not.
 absl::Status StoreInt(NDArrayObj& array, int64_t index, std::string_view text) {
-  T v = 0;
+  int64_t v = 0;
   std::errc ec = ParseNumber(text, v);
-  if (ec == std::errc()) {
-    Store<T>(array, index, v);
-    return absl::OkStatus();
-  }
-  if (std::is_unsigned_v<T> && ec == std::errc::invalid_argument && text.starts_with('-')) {
-    uint64_t magnitude = 0;  // "-5" is a number, out of an unsigned type's range
-    if (ParseNumber(text.substr(1), magnitude) != std::errc::invalid_argument) {
-      ec = std::errc::result_out_of_range;
-    }
+  if (ec == std::errc()) return SetIntegerElement(array, index, v);
+  uint64_t u = 0;  // past INT64_MAX: u64's upper half
+  if (ec == std::errc::result_out_of_range && !text.starts_with('-') &&
+      ParseNumber(text, u) == std::errc()) {
+    return SetUnsignedElement(array, index, u);
   }
   if (ec == std::errc::invalid_argument) return absl::InvalidArgumentError("not an integer");
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "out of range [%d, %d]", std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+  return absl::InvalidArgumentError(absl::StrCat("out of range ", IntegerRangeText(array.dtype())));
 }
 
 // Stores `text` as a float of the array's dtype, or fails with why not.
 absl::Status StoreFloat(NDArrayObj& array, int64_t index, std::string_view text) {
   std::errc ec;
+  double v = 0;
   if (array.dtype() == DType::kF32) {  // read as a float directly: rounded once
-    float v = 0;
-    if ((ec = ParseNumber(text, v)) == std::errc()) Store(array, index, v);
+    float f = 0;
+    ec = ParseNumber(text, f);
+    v = f;
   } else {
-    double v = 0;
-    if ((ec = ParseNumber(text, v)) == std::errc()) {
-      if (array.dtype() == DType::kF64) {
-        Store(array, index, v);
-      } else {
-        Store(array, index, array.dtype() == DType::kF16 ? DoubleToF16(v) : DoubleToBF16(v));
-      }
-    }
+    ec = ParseNumber(text, v);
   }
-  if (ec == std::errc()) return absl::OkStatus();
+  if (ec == std::errc()) {
+    SetFloatElement(array, index, v);
+    return absl::OkStatus();
+  }
   return absl::InvalidArgumentError(ec == std::errc::invalid_argument ? "not a number"
                                                                       : "out of range");
 }
 
 absl::Status StoreElement(NDArrayObj& array, int64_t index, std::string_view text) {
-  switch (array.dtype()) {
-    case DType::kF32:
-    case DType::kF64:
-    case DType::kF16:
-    case DType::kBF16: return StoreFloat(array, index, text);
-    case DType::kI8: return StoreInt<int8_t>(array, index, text);
-    case DType::kI16: return StoreInt<int16_t>(array, index, text);
-    case DType::kI32: return StoreInt<int32_t>(array, index, text);
-    case DType::kI64: return StoreInt<int64_t>(array, index, text);
-    case DType::kU8: return StoreInt<uint8_t>(array, index, text);
-    case DType::kU16: return StoreInt<uint16_t>(array, index, text);
-    case DType::kU32: return StoreInt<uint32_t>(array, index, text);
-    case DType::kU64: return StoreInt<uint64_t>(array, index, text);
-    case DType::kString: SetStringElement(array, index, text); return absl::OkStatus();
-    case DType::kBool: break;
+  if (IsFloatDType(array.dtype())) return StoreFloat(array, index, text);
+  if (IsIntegerDType(array.dtype())) return StoreInt(array, index, text);
+  if (array.dtype() == DType::kString) {
+    SetStringElement(array, index, text);
+    return absl::OkStatus();
   }
   std::optional<bool> b = ParseBool(text);
   if (!b.has_value()) {
@@ -142,7 +122,7 @@ absl::Status StoreElement(NDArrayObj& array, int64_t index, std::string_view tex
     else
       return absl::InvalidArgumentError("not true, false, 1 or 0");
   }
-  Store<uint8_t>(array, index, *b ? 1 : 0);
+  SetBoolElement(array, index, *b);
   return absl::OkStatus();
 }
 
@@ -206,63 +186,26 @@ absl::StatusOr<Value> ParseValue(std::string_view text, vm::ValueSpec::Kind kind
 
 namespace {
 
-// "'y' (argument 1 of 'main')", or "argument 1 of 'main'" for an unnamed parameter.
-std::string ParamLabel(const vm::Function& function, size_t index) {
-  const std::string& name = function.params[index].name;
-  const std::string position = absl::StrFormat("argument %d of '%s'", index, function.name);
-  return name.empty() ? position : absl::StrFormat("'%s' (%s)", name, position);
-}
-
-// "x, y" ("#1" for an unnamed parameter), or "none".
-std::string ParamList(const vm::Function& function) {
-  std::string out;
-  for (size_t i = 0; i < function.params.size(); ++i) {
-    const std::string& name = function.params[i].name;
-    absl::StrAppendFormat(&out, "%s%s", i == 0 ? "" : ", ",
-                          name.empty() ? absl::StrFormat("#%d", i) : name);
-  }
-  return out.empty() ? "none" : out;
-}
-
-// An input split into the parameter it names (if any) and its value spec.
-struct BoundInput {
-  std::optional<size_t> param;
+// An input split into the parameter name it gives (empty if none) and its value spec.
+struct SplitSpec {
+  std::string name;
   std::string_view value;
 };
 
-absl::StatusOr<BoundInput> SplitInput(const vm::Function& function, std::string_view input) {
+// A prefix before the first '=' is a name when some parameter has it; otherwise the
+// input is an inline tensor whose type ParseInlineTensor checks, and an unknown name
+// goes to the binder, which lists the parameters.
+SplitSpec SplitInput(const vm::Function& function, std::string_view input) {
   const size_t eq = input.find('=');
-  if (input.starts_with('@') || eq == std::string_view::npos) return BoundInput{{}, input};
+  if (input.starts_with('@') || eq == std::string_view::npos) return {"", input};
   const std::string_view prefix = input.substr(0, eq);
-  for (size_t i = 0; i < function.params.size(); ++i) {
-    if (!prefix.empty() && function.params[i].name == prefix) {
-      return BoundInput{i, input.substr(eq + 1)};
-    }
+  for (const vm::ValueSpec& param : function.params) {
+    if (!prefix.empty() && param.name == prefix) return {std::string(prefix), input.substr(eq + 1)};
   }
-  // Not a name: a tensor type, whose errors ParseInlineTensor reports.
   if (ParseTensorType(prefix).ok() || (!prefix.empty() && prefix[0] >= '0' && prefix[0] <= '9')) {
-    return BoundInput{{}, input};
+    return {"", input};
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown input name '%s': '%s' has parameters %s", prefix, function.name,
-                      ParamList(function)));
-}
-
-absl::Status MissingInputs(const vm::Function& function,
-                           absl::Span<const std::optional<std::string_view>> specs) {
-  std::string missing;
-  int count = 0;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].has_value()) continue;
-    const std::string& name = function.params[i].name;
-    const std::string type = vm::ValueSpecToString(function.params[i]);
-    absl::StrAppend(&missing, count++ == 0 ? "" : ", ",
-                    name.empty() ? absl::StrFormat("argument %d (%s)", i, type)
-                                 : absl::StrFormat("'%s' (argument %d, %s)", name, i, type));
-  }
-  if (count == 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat("missing input%s for '%s': %s",
-                                                    count == 1 ? "" : "s", function.name, missing));
+  return {std::string(prefix), input.substr(eq + 1)};
 }
 
 }  // namespace
@@ -270,38 +213,18 @@ absl::Status MissingInputs(const vm::Function& function,
 absl::StatusOr<std::vector<Value>> BindInputs(const vm::Function& function,
                                               absl::Span<const std::string> inputs,
                                               const std::shared_ptr<Allocator>& allocator) {
-  const size_t num_params = function.params.size();
-  std::vector<std::optional<std::string_view>> specs(num_params);
-  size_t positional = 0;
+  std::vector<codec::ArgumentSource> sources;
+  sources.reserve(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
-    DYNVM_ASSIGN_OR_RETURN(const BoundInput input, SplitInput(function, inputs[k]));
-    if (!input.param.has_value() && positional == num_params) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "too many inputs: '%s' takes %d (%s) but input %d ('%s') would be argument %d",
-          function.name, num_params, ParamList(function), k, inputs[k], positional));
-    }
-    const size_t index = input.param.value_or(positional);
-    if (specs[index].has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("input %s given twice (again by input %d: '%s')",
-                          ParamLabel(function, index), k, inputs[k]));
-    }
-    if (!input.param.has_value()) ++positional;
-    specs[index] = input.value;
+    SplitSpec spec = SplitInput(function, inputs[k]);
+    sources.push_back({.name = std::move(spec.name),
+                       .label = absl::StrFormat("input %d ('%s')", k, inputs[k]),
+                       .header = std::nullopt,
+                       .build = [value = spec.value, &allocator](const vm::ValueSpec& param) {
+                         return ParseValue(value, param.kind, allocator);
+                       }});
   }
-  DYNVM_RETURN_IF_ERROR(MissingInputs(function, specs));
-  std::vector<Value> args;
-  args.reserve(num_params);
-  for (size_t i = 0; i < num_params; ++i) {
-    absl::StatusOr<Value> value = ParseValue(*specs[i], function.params[i].kind, allocator);
-    if (!value.ok()) {
-      return absl::Status(
-          value.status().code(),
-          absl::StrFormat("input %s: %s", ParamLabel(function, i), value.status().message()));
-    }
-    args.push_back(*std::move(value));
-  }
-  return args;
+  return codec::BindArguments(function, sources);
 }
 
 }  // namespace dynvm::tools

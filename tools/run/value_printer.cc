@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "objects/adt.h"
+#include "objects/element_codec.h"
 #include "objects/shape_tuple.h"
 #include "objects/string_object.h"
 #include "tools/run/elements.h"
@@ -61,12 +62,12 @@ Decimal Shortest(double value, DType dtype) {
   }
   // f16 / bf16: at most 5 significant digits are ever needed.
   const bool half = dtype == DType::kF16;
-  const uint16_t bits = half ? DoubleToF16(value) : DoubleToBF16(value);
+  const uint16_t bits = half ? DoubleToHalfBits(value) : DoubleToBFloat16Bits(value);
   std::string text;
   for (int precision = 0; precision < 17; ++precision) {
     text = absl::StrFormat("%.*e", precision, value);
     const double back = std::strtod(text.c_str(), nullptr);
-    if ((half ? DoubleToF16(back) : DoubleToBF16(back)) == bits) break;
+    if ((half ? DoubleToHalfBits(back) : DoubleToBFloat16Bits(back)) == bits) break;
   }
   return ParseScientific(text);
 }

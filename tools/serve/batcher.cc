@@ -6,7 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "kernels/thread_pool.h"
 #include "tools/run/compare.h"
+#include "vm/virtual_machine.h"
 
 namespace dynvm::tools::serve {
 
@@ -34,9 +36,7 @@ Batcher::Batcher(std::shared_ptr<const vm::Executable> executable, uint32_t func
       function_index_(function_index),
       plan_(std::move(plan)),
       options_(options),
-      metrics_(metrics),
-      checker_pool_(1),
-      checker_(executable, Worker::Options(&checker_pool_, options)) {
+      metrics_(metrics) {
   for (int i = 0; i < options_.workers; ++i) {
     workers_.push_back(std::make_unique<Worker>(executable_, options_));
   }
@@ -48,7 +48,7 @@ Batcher::~Batcher() { Shutdown(); }
 
 absl::StatusOr<Batcher::Future> Batcher::Submit(std::vector<Value> args) {
   const vm::Function& function = executable_->function(function_index_);
-  if (absl::Status fits = checker_.CheckArguments(function, args); !fits.ok()) return fits;
+  if (absl::Status fits = vm::CheckArguments(function, args); !fits.ok()) return fits;
   Future future;
   {
     std::lock_guard lock(mu_);

@@ -30,12 +30,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kernels/thread_pool.h"
 #include "objects/value.h"
 #include "tools/serve/batch_plan.h"
 #include "tools/serve/metrics.h"
 #include "vm/executable.h"
-#include "vm/virtual_machine.h"
 
 namespace dynvm::tools::serve {
 
@@ -67,7 +65,7 @@ class Batcher {
   Batcher& operator=(const Batcher&) = delete;
 
   // Queues `args` (one per parameter). InvalidArgument when they do not fit the
-  // signature (VirtualMachine::CheckArguments' message); Unavailable when the queue
+  // signature (vm::CheckArguments' message); Unavailable when the queue
   // holds max_queue requests or the batcher is shutting down. The future yields the
   // flattened outputs, or the run's error.
   absl::StatusOr<Future> Submit(std::vector<Value> args);
@@ -104,10 +102,6 @@ class Batcher {
   const BatchPlan plan_;
   const BatcherOptions options_;
   Metrics* const metrics_;
-  // Checks submitted arguments (CheckArguments is const; it never runs, and its
-  // one-thread pool starts no threads).
-  kernels::ThreadPool checker_pool_;
-  const vm::VirtualMachine checker_;
 
   // std::mutex, not absl::Mutex: ThreadSanitizer sees it (Debian's Abseil is not built
   // for TSan), and scripts/test.sh runs this batcher under TSan.

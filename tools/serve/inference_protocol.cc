@@ -1,3 +1,5 @@
+// The Open Inference Protocol's JSON and binary tensors read into tensors and written
+// back, element by element through objects/element_codec.h.
 #include "tools/serve/inference_protocol.h"
 
 #include <algorithm>
@@ -14,8 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "objects/element_codec.h"
 #include "objects/string_tensor.h"
-#include "tools/run/elements.h"
 #include "tools/run/value_printer.h"
 
 namespace dynvm::tools::serve {
@@ -23,10 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
-                                DType::kI8,  DType::kI16, DType::kI32, DType::kI64,
-                                DType::kU8,  DType::kU16, DType::kU32, DType::kU64,
-                                DType::kBool, DType::kString};
 
 // `text` as a JSON string, invalid UTF-8 replaced (names may come from the command line).
 std::string Quote(std::string_view text) {
@@ -103,86 +101,30 @@ absl::Status FlattenData(const json& data, const Shape& shape, std::vector<const
   return FlattenNested(data, shape, path, out);
 }
 
-template <typename T>
-void Store(NDArrayObj& array, int64_t index, T value) {
-  std::memcpy(static_cast<char*>(array.data()) + index * sizeof(T), &value, sizeof(T));
-}
-
-// Stores `item` as an integer of type `T`, or says why it is not one.
-template <typename T>
-absl::Status StoreInt(const json& item, NDArrayObj& array, int64_t index) {
-  bool fits = false;
-  if (item.is_number_unsigned()) {
-    fits = item.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
-  } else if (item.is_number_integer()) {
-    const int64_t v = item.get<int64_t>();
-    fits = v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-           (v < 0 || static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
-  } else {
-    return absl::InvalidArgumentError("not an integer");
-  }
-  if (!fits) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "out of range [%d, %d]", std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
-  }
-  Store<T>(array, index, static_cast<T>(item.is_number_unsigned() ? item.get<uint64_t>()
-                                                                  : static_cast<uint64_t>(item.get<int64_t>())));
-  return absl::OkStatus();
-}
-
 absl::Status StoreElement(const json& item, NDArrayObj& array, int64_t index) {
   const DType dtype = array.dtype();
   if (dtype == DType::kBool) {
     if (!item.is_boolean()) return absl::InvalidArgumentError("not true or false");
-    Store<uint8_t>(array, index, item.get<bool>() ? 1 : 0);
+    SetBoolElement(array, index, item.get<bool>());
+    return absl::OkStatus();
+  }
+  if (dtype == DType::kString) {
+    if (!item.is_string()) return absl::InvalidArgumentError("not a string");
+    SetStringElement(array, index, item.get_ref<const std::string&>());
     return absl::OkStatus();
   }
   if (IsFloatDType(dtype)) {
     if (!item.is_number()) return absl::InvalidArgumentError("not a number");
-    const double v = item.get<double>();  // finite: JSON has no infinities, and the
-                                          // parser refuses numbers past double's range
-    bool fits = true;
-    switch (dtype) {
-      case DType::kF32: {
-        const float f = static_cast<float>(v);
-        fits = std::isfinite(f);
-        Store(array, index, f);
-        break;
-      }
-      case DType::kF64: Store(array, index, v); break;
-      case DType::kF16: {
-        const uint16_t h = DoubleToF16(v);
-        fits = std::isfinite(F16ToDouble(h));
-        Store(array, index, h);
-        break;
-      }
-      default: {
-        const uint16_t b = DoubleToBF16(v);
-        fits = std::isfinite(BF16ToDouble(b));
-        Store(array, index, b);
-        break;
-      }
-    }
-    if (!fits) {
+    // Finite: JSON has no infinities, and the parser refuses numbers past double's range.
+    SetFloatElement(array, index, item.get<double>());
+    if (!std::isfinite(ElementAsDouble(array, index))) {
       return absl::InvalidArgumentError(absl::StrFormat("out of the finite range of %s", KServeDatatype(dtype)));
     }
     return absl::OkStatus();
   }
-  switch (dtype) {
-    case DType::kI8: return StoreInt<int8_t>(item, array, index);
-    case DType::kI16: return StoreInt<int16_t>(item, array, index);
-    case DType::kI32: return StoreInt<int32_t>(item, array, index);
-    case DType::kI64: return StoreInt<int64_t>(item, array, index);
-    case DType::kU8: return StoreInt<uint8_t>(item, array, index);
-    case DType::kU16: return StoreInt<uint16_t>(item, array, index);
-    case DType::kU32: return StoreInt<uint32_t>(item, array, index);
-    case DType::kU64: return StoreInt<uint64_t>(item, array, index);
-    case DType::kString:
-      if (!item.is_string()) return absl::InvalidArgumentError("not a string");
-      SetStringElement(array, index, item.get_ref<const std::string&>());
-      return absl::OkStatus();
-    default: return absl::InternalError(absl::StrFormat("unhandled dtype %s", DTypeName(dtype)));
-  }
+  if (item.is_number_unsigned()) return SetUnsignedElement(array, index, item.get<uint64_t>());
+  if (item.is_number_integer()) return SetIntegerElement(array, index, item.get<int64_t>());
+  return absl::InvalidArgumentError("not an integer");
 }
 
 // The shape of input `name` from its "shape" field.
@@ -315,8 +257,9 @@ absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, Binary
                                       const std::shared_ptr<Allocator>& allocator) {
   if (!input.is_object()) return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] is not an object", position));
   const auto name_it = input.find("name");
-  if (name_it == input.end() || !name_it->is_string()) {
-    return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] has no 'name' string", position));
+  // An empty name would bind by position (codec/argument_binder.h): inputs are named.
+  if (name_it == input.end() || !name_it->is_string() || name_it->get_ref<const std::string&>().empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] has no 'name' string, or an empty one", position));
   }
   const std::string name = name_it->get<std::string>();
   const auto type_it = input.find("datatype");
@@ -454,40 +397,30 @@ absl::Status AppendBinaryData(const NDArrayObj& array, std::string& out) {
 absl::StatusOr<NDArray> ScalarTensor(const Value& value, const std::shared_ptr<Allocator>& allocator) {
   const DType dtype = value.is_int() ? DType::kI64 : value.is_float() ? DType::kF64 : DType::kBool;
   DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty({}, dtype, allocator));
-  if (value.is_int()) Store(*tensor, 0, value.int_value());
-  if (value.is_float()) Store(*tensor, 0, value.float_value());
-  if (value.is_bool()) Store<uint8_t>(*tensor, 0, value.bool_value());
+  if (value.is_int()) DYNVM_RETURN_IF_ERROR(SetIntegerElement(*tensor, 0, value.int_value()));
+  if (value.is_float()) SetFloatElement(*tensor, 0, value.float_value());
+  if (value.is_bool()) SetBoolElement(*tensor, 0, value.bool_value());
   return tensor;
 }
 
 }  // namespace
 
-std::string_view KServeDatatype(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return "FP32";
-    case DType::kF64: return "FP64";
-    case DType::kF16: return "FP16";
-    case DType::kBF16: return "BF16";
-    case DType::kI8: return "INT8";
-    case DType::kI16: return "INT16";
-    case DType::kI32: return "INT32";
-    case DType::kI64: return "INT64";
-    case DType::kU8: return "UINT8";
-    case DType::kU16: return "UINT16";
-    case DType::kU32: return "UINT32";
-    case DType::kU64: return "UINT64";
-    case DType::kString: return "BYTES";
-    case DType::kBool: return "BOOL";
-  }
-  return "UNKNOWN";
+std::string KServeDatatype(DType dtype) {
+  if (dtype == DType::kString) return "BYTES";
+  if (dtype == DType::kBool) return "BOOL";
+  const DLDataType type = ToDLDataType(dtype);
+  const char* kind = type.code == kDLFloat ? "FP" : type.code == kDLBfloat ? "BF"
+                     : type.code == kDLInt ? "INT" : "UINT";
+  return absl::StrCat(kind, type.bits);
 }
 
 absl::StatusOr<DType> ParseKServeDatatype(std::string_view name) {
-  for (DType dtype : kAllDTypes) {
-    if (KServeDatatype(dtype) == name) return dtype;
-  }
   std::vector<std::string> names;
-  for (DType dtype : kAllDTypes) names.emplace_back(KServeDatatype(dtype));
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto dtype = static_cast<DType>(i);
+    if (KServeDatatype(dtype) == name) return dtype;
+    names.push_back(KServeDatatype(dtype));
+  }
   return absl::InvalidArgumentError(absl::StrFormat("unsupported datatype '%s' (supported: %s)", name,
                                                     absl::StrJoin(names, ", ")));
 }

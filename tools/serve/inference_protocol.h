@@ -49,7 +49,7 @@ inline constexpr char kHeaderLengthHeader[] = "Inference-Header-Content-Length";
 
 // The KServe datatype of `dtype`: "FP32", "FP64", "FP16", "BF16", "INT8", "INT16",
 // "INT32", "INT64", "UINT8", "BOOL".
-std::string_view KServeDatatype(DType dtype);
+std::string KServeDatatype(DType dtype);
 // The dtype of a KServe datatype name; InvalidArgument for one the runtime lacks
 // (UINT16..UINT64, BYTES) or an unknown name, listing the supported ones.
 absl::StatusOr<DType> ParseKServeDatatype(std::string_view name);

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "codec/argument_binder.h"
 #include "nlohmann/json.hpp"
 
 namespace dynvm::tools::serve {
@@ -17,7 +18,7 @@ using nlohmann::json;
 // INT64, FP64 or BOOL; an output of any type has the datatype "BYTES" and shape [-1]
 // (the protocol has nothing closer).
 json TensorMetadata(const std::string& name, const vm::ValueSpec& spec) {
-  std::string_view datatype = "BYTES";
+  std::string datatype = "BYTES";  // KServeDatatype returns a string: a view would dangle
   json shape = json::array();
   switch (spec.kind) {
     case vm::ValueSpec::Kind::kTensor:
@@ -90,30 +91,19 @@ absl::StatusOr<ServedModel> ServedModel::Create(std::string name,
 }
 
 absl::StatusOr<std::vector<Value>> ServedModel::BindInputs(std::vector<InferInput> inputs) const {
-  std::vector<Value> args(input_names_.size());
-  std::vector<bool> given(input_names_.size(), false);
-  for (InferInput& input : inputs) {
-    const auto it = std::find(input_names_.begin(), input_names_.end(), input.name);
-    if (it == input_names_.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown input '%s' (model '%s' takes %s)",
-                                                        input.name, name_, absl::StrJoin(input_names_, ", ")));
-    }
-    const size_t index = it - input_names_.begin();
-    if (given[index]) return absl::InvalidArgumentError(absl::StrFormat("input '%s' given twice", input.name));
-    given[index] = true;
-    args[index] = Value(std::move(input.tensor));
+  std::vector<codec::ArgumentSource> sources;
+  sources.reserve(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    InferInput& input = inputs[k];
+    sources.push_back({.name = input.name,
+                       .label = absl::StrFormat("request input %d ('%s')", k, input.name),
+                       .header = std::nullopt,  // read already, within the body's limit
+                       .build = [&input](const vm::ValueSpec&) -> absl::StatusOr<Value> {
+                         return Value(std::move(input.tensor));
+                       }});
   }
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < given.size(); ++i) {
-    if (!given[i]) missing.push_back(input_names_[i]);
-  }
-  if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat("missing input%s %s", missing.size() > 1 ? "s" : "",
-                                                      absl::StrJoin(missing, ", ", [](std::string* out, const std::string& n) {
-                                                        absl::StrAppend(out, "'", n, "'");
-                                                      })));
-  }
-  return args;
+  return codec::BindArguments(function(), sources,
+                              {.max_tensor_bytes = 0, .param_names = input_names_});
 }
 
 absl::StatusOr<std::vector<size_t>> ServedModel::SelectOutputs(

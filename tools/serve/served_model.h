@@ -45,9 +45,9 @@ class ServedModel {
   // One per output (the result flattened), in order.
   const std::vector<std::string>& output_names() const { return output_names_; }
 
-  // The parameters' values in order from a request's inputs, matched by name.
-  // InvalidArgument naming an unknown input, one given twice, or the missing ones.
-  // Types and shapes are the VM's to check (VirtualMachine::CheckArguments).
+  // The parameters' values in order from a request's inputs, matched by input_names()
+  // and checked against the signature (codec::BindArguments): InvalidArgument naming an
+  // unknown input, one given twice, the missing ones, or one that does not fit.
   absl::StatusOr<std::vector<Value>> BindInputs(std::vector<InferInput> inputs) const;
 
   // The indices into output_names() of what `requested` asks for, in its order; all

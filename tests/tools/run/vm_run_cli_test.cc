@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serializer/npy.h"
-#include "tools/run/elements.h"
+#include "objects/element_codec.h"
 #include "tools/run/input_parser.h"
 
 namespace dynvm::tools {

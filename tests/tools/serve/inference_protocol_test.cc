@@ -260,6 +260,7 @@ TEST(InferenceProtocolTest, BadRequestsAreRefusedWithAMessage) {
       {R"({"id":5,"inputs":[]})", "'id' must be a string"},
       {R"({"inputs":[5]})", "inputs[0] is not an object"},
       {R"({"inputs":[{"datatype":"FP32","shape":[1],"data":[1]}]})", "no 'name'"},
+      {R"({"inputs":[{"name":"","datatype":"FP32","shape":[1],"data":[1]}]})", "or an empty one"},
       {OneInput("COMPLEX64", "[1]", "[1]"), "unsupported datatype 'COMPLEX64'"},
       {OneInput("BYTES", "[2]", "[\"a\", 1]"), "element 1 (1) of BYTES data: not a string"},
       {OneInput("UINT64", "[1]", "[-1]"), "out of range [0, 18446744073709551615]"},

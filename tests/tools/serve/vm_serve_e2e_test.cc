@@ -336,7 +336,7 @@ TEST(VmServeTest, BadRequestsGet4xxAndTheServerServesOn) {
        "argument 0 ('input_ids') of 'main': expected tensor i64[batch, sequence], got f32[1, 4]: wrong dtype"},
       {"wrong rank", wrong_rank.dump(), "bert_mini", 400, "argument 1 ('attention_mask') of 'main'"},
       {"wrong shape", wrong_length.dump(), "bert_mini", 400, "argument 2 ('token_type_ids') of 'main'"},
-      {"missing input", missing.dump(), "bert_mini", 400, "missing input 'attention_mask'"},
+      {"missing input", missing.dump(), "bert_mini", 400, "missing input for 'main': 'attention_mask' (argument 1, tensor i64"},
       {"unknown output", unknown_output.dump(), "bert_mini", 400, "unknown output 'logits'"},
       {"unknown model", good_body, "gpt", 404, "unknown model 'gpt'"},
       {"body over the limit", InferBody(huge, false), "bert_mini", 413, "over the limit of 65536 bytes"},
