@@ -1,3 +1,5 @@
+// Status to Python exception: the exception classes per status code, and raising them
+// (python/errors.h).
 #include "python/errors.h"
 
 #include <Python.h>

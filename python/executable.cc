@@ -1,3 +1,5 @@
+// The bindings of `dynvm.Executable`, `dynvm.load` and `dynvm.load_bytes`
+// (python/executable.h).
 #include "python/executable.h"
 
 #include <Python.h>

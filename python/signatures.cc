@@ -1,3 +1,5 @@
+// The bindings of `dynvm.Function` and `dynvm.ValueSpec`, copied from the
+// executable's signatures (python/signatures.h).
 #include "python/signatures.h"
 
 #include <string>

@@ -1,3 +1,5 @@
+// Tensors in from the buffer protocol and DLPack, and out as numpy arrays viewing the
+// runtime's memory (python/tensor_conversion.h).
 #include "python/tensor_conversion.h"
 
 #include <Python.h>

@@ -1,3 +1,5 @@
+// Python values to registers by the parameter's signature, and results back to
+// Python (python/value_conversion.h).
 #include "python/value_conversion.h"
 
 #include <Python.h>

@@ -1,3 +1,5 @@
+// The binding of `dynvm.VirtualMachine`: arguments bound through the codec, calls
+// and their limits (python/virtual_machine.h).
 #include "python/virtual_machine.h"
 
 #include <string>

@@ -1,3 +1,5 @@
+// Comparing returned values with expected ones within tolerances, output by output
+// (tools/run/compare.h).
 #include "tools/run/compare.h"
 
 #include <algorithm>

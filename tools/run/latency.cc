@@ -1,3 +1,4 @@
+// Percentiles of invocation times, and their summary line (tools/run/latency.h).
 #include "tools/run/latency.h"
 
 #include <algorithm>

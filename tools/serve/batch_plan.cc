@@ -1,3 +1,5 @@
+// Batch plans (tools/serve/batch_plan.h): which inputs batch along axis 0, padding of
+// variable-length axes, and cutting outputs back per request.
 #include "tools/serve/batch_plan.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The batcher's queue, workers and batch formation (tools/serve/batcher.h).
 #include "tools/serve/batcher.h"
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// vm_serve's counters and histograms, and their Prometheus text (tools/serve/metrics.h).
 #include "tools/serve/metrics.h"
 
 #include <algorithm>

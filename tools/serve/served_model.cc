@@ -1,3 +1,5 @@
+// The served model (tools/serve/served_model.h): its metadata in the protocol's terms,
+// and request inputs bound through the codec.
 #include "tools/serve/served_model.h"
 
 #include <algorithm>

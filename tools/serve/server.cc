@@ -1,3 +1,5 @@
+// The HTTP routes of vm_serve on cpp-httplib (tools/serve/server.h): health, metadata,
+// inference, metrics, and their error replies.
 #include "tools/serve/server.h"
 
 #include <algorithm>

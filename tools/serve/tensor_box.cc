@@ -1,3 +1,5 @@
+// Copies of element boxes between tensors, for batching and unbatching
+// (tools/serve/tensor_box.h).
 #include "tools/serve/tensor_box.h"
 
 #include <cassert>
