@@ -12,6 +12,7 @@
 //   GFLOPS  floating-point operations per second / 1e9 (an FMA counts as 2)
 //   GBps    bytes read plus bytes written per second / 1e9
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -136,7 +137,7 @@ void BM_GemmMicroKernel(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   }
-  state.SetLabel(kernels.name);
+  state.SetLabel(std::string(IsaName(GetMicrokernels().isa)));
   state.counters["GFLOPS"] = Giga(2.0 * kAPanels * kKc * kernels.mr * kernels.nr);
 }
 BENCHMARK(BM_GemmMicroKernel)->UseRealTime();

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/api.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "serializer/executable_file.h"
