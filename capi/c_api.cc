@@ -461,7 +461,6 @@ absl::StatusOr<std::vector<Value>> BindArgs(const dynvm::vm::Function& function,
   for (size_t i = 0; i < n; ++i) {
     sources.push_back({.name = "",
                        .label = absl::StrFormat("args[%d]", i),
-                       .header = std::nullopt,  // the caller's memory: nothing to allocate
                        .build = [&args, &taken, i](const dynvm::vm::ValueSpec&) {
                          absl::StatusOr<Value> value = ToValue(args[i]);
                          taken[i] = value.ok();

@@ -2,7 +2,6 @@
 // binder every front end (vm_run, vm_serve, the Python module, the C API) shares.
 #include "codec/argument_binder.h"
 
-#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -27,12 +26,13 @@ std::string ParamLabel(const vm::Function& function, const BindOptions& options,
   return name.empty() ? position : absl::StrFormat("'%s' (%s)", name, position);
 }
 
-// "x, y" ("#1" for an unnamed parameter), or "none".
+// "x, y" ("argument 1" for an unnamed parameter), or "none".
 std::string ParamList(const vm::Function& function, const BindOptions& options) {
   std::string out;
   for (size_t i = 0; i < function.params.size(); ++i) {
     const std::string& name = ParamName(function, options, i);
-    absl::StrAppend(&out, i == 0 ? "" : ", ", name.empty() ? absl::StrCat("#", i) : name);
+    absl::StrAppend(&out, i == 0 ? "" : ", ",
+                    name.empty() ? absl::StrCat("argument ", i) : name);
   }
   return out.empty() ? "none" : out;
 }
@@ -88,41 +88,23 @@ absl::StatusOr<std::vector<const ArgumentSource*>> Match(const vm::Function& fun
   return bound;
 }
 
-// OK if a tensor of `header` has a byte size that neither overflows nor exceeds `limit`
-// (0: none).
-absl::Status CheckHeader(const TensorHeader& header, uint64_t limit) {
-  DYNVM_ASSIGN_OR_RETURN(const int64_t count, ShapeNumElements(header.shape));
-  const auto size = static_cast<int64_t>(DTypeSize(header.dtype));
-  if (count > std::numeric_limits<int64_t>::max() / size) {
-    return absl::InvalidArgumentError(absl::StrFormat("shape %s of %s overflows a byte size",
-                                                      ShapeToString(header.shape),
-                                                      DTypeName(header.dtype)));
-  }
-  const auto bytes = static_cast<uint64_t>(count * size);
-  if (limit != 0 && bytes > limit) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "%s%s takes %d bytes, above the limit of %d", DTypeName(header.dtype),
-        ShapeToString(header.shape), bytes, limit));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<Value>> BindArguments(const vm::Function& function,
                                                  absl::Span<const ArgumentSource> sources,
                                                  const BindOptions& options) {
+  if (!options.param_names.empty() && options.param_names.size() != function.params.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d parameter names for '%s', which has %d parameters", options.param_names.size(),
+        function.name, function.params.size()));
+  }
   DYNVM_ASSIGN_OR_RETURN(const std::vector<const ArgumentSource*> bound,
                          Match(function, sources, options));
   std::vector<Value> args;
   args.reserve(bound.size());
   for (size_t i = 0; i < bound.size(); ++i) {
     const ArgumentSource& source = *bound[i];
-    const absl::Status declared = source.header.has_value()
-                                      ? CheckHeader(*source.header, options.max_tensor_bytes)
-                                      : absl::OkStatus();
-    absl::StatusOr<Value> value =
-        declared.ok() ? source.build(function.params[i]) : absl::StatusOr<Value>(declared);
+    absl::StatusOr<Value> value = source.build(function.params[i]);
     if (!value.ok()) {
       return absl::Status(value.status().code(),
                           absl::StrFormat("input %s: %s", ParamLabel(function, options, i),

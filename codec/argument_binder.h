@@ -6,9 +6,7 @@
 // Each front end turns its own format (text, .npy, JSON, binary, a numpy buffer, a
 // DLTensor) into ArgumentSources; the binder matches them to parameters as Python binds
 // a call (a source without a name is the next parameter by position, named ones go
-// anywhere), checks what a source declares before its elements are read (the byte size
-// of a tensor overflowing or past a limit), has each source build its Value for the
-// parameter it landed on, and checks the values against the signature (kind, dtype,
+// anywhere), has each source build its Value for the parameter it landed on, and checks the values against the signature (kind, dtype,
 // rank, constant dims, and every symbolic dim agreeing across inputs), with the VM's
 // own check. Every error names the input, what was wrong and what was expected.
 //
@@ -19,26 +17,16 @@
 #ifndef DYNVM_CODEC_ARGUMENT_BINDER_H_
 #define DYNVM_CODEC_ARGUMENT_BINDER_H_
 
-#include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "objects/dtype.h"
-#include "objects/ndarray.h"
 #include "objects/value.h"
 #include "vm/executable.h"
 
 namespace dynvm::codec {
-
-// What a source knows of its tensor before reading its elements.
-struct TensorHeader {
-  DType dtype = DType::kF32;
-  Shape shape;
-};
 
 // One outside argument as a front end describes it.
 struct ArgumentSource {
@@ -46,28 +34,24 @@ struct ArgumentSource {
   std::string name;
   // How the caller wrote it, for messages: "input 2 ('x=@x.npy')", "keyword 'ids'".
   std::string label;
-  // The dtype and shape of its tensor when known before `build` runs: their byte size
-  // is checked first, so that a source never allocates for an impossible tensor.
-  std::optional<TensorHeader> header;
   // Makes the value for the parameter the source was bound to (whose spec may decide
   // how a scalar is read). Its errors are returned prefixed with the input, code kept.
   std::function<absl::StatusOr<Value>(const vm::ValueSpec& param)> build;
 };
 
+// How BindArguments matches and names parameters.
 struct BindOptions {
-  // The largest byte size a header may declare; 0: only overflow is refused.
-  uint64_t max_tensor_bytes = 0;
   // The names sources match parameters by and messages call them, one per parameter
   // (vm_serve calls an unnamed parameter "input_<i>"); empty: the signature's names.
-  // Not owned: outlives the call.
+  // Not owned: outlives the call. Any other count is an InvalidArgument.
   absl::Span<const std::string> param_names;
 };
 
 // The arguments of `function` from `sources`, in parameter order. InvalidArgument for
 // an unknown name, a parameter given twice, more sources than parameters, missing
-// parameters (all of them listed with their types), a header whose byte size overflows
-// or exceeds options.max_tensor_bytes (ResourceExhausted), and values that do not fit
-// the signature (vm::CheckArguments' message); a build error keeps its code.
+// parameters (all of them listed with their types), and values that do not fit the
+// signature (vm::CheckArguments' message); a build error keeps its code. Each source
+// bounds what its `build` allocates (a file's size, a request body's limit).
 absl::StatusOr<std::vector<Value>> BindArguments(const vm::Function& function,
                                                  absl::Span<const ArgumentSource> sources,
                                                  const BindOptions& options = {});

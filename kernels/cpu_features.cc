@@ -3,6 +3,7 @@
 #include "kernels/cpu_features.h"
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <string_view>
@@ -89,6 +90,12 @@ bool CpuRunsIsa(Isa isa) {
 Isa SelectedIsa() {
   static const Isa selected = [] {
     const char* cap = std::getenv("DYNVM_ISA");
+    if (cap != nullptr) {
+      bool known = false;
+      for (Isa isa : kIsas) known = known || IsaName(isa) == cap;
+      // A misspelt level would silently run another: say so, once per process.
+      if (!known) std::fprintf(stderr, "dynvm: DYNVM_ISA=%s names no level (scalar, avx2): ignored\n", cap);
+    }
     Isa best = Isa::kScalar;
     for (Isa isa : kIsas) {
       if (!CpuRunsIsa(isa)) break;

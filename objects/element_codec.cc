@@ -3,6 +3,7 @@
 #include "objects/element_codec.h"
 
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -78,6 +79,13 @@ T FromDouble(double value) {
     return HalfStorage{DoubleToHalfBits(value)};
   } else if constexpr (std::is_same_v<T, BFloat16Storage>) {
     return BFloat16Storage{DoubleToBFloat16Bits(value)};
+  } else if constexpr (std::is_same_v<T, float>) {
+    // A finite double that rounds past float's range (from half an ulp above the largest
+    // float, 2^128 - 2^103) becomes infinity explicitly: converting it is undefined in
+    // C++ without IEEE 754's rules. Below that it rounds to nearest, as a float.
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (std::isfinite(value) && std::fabs(value) >= 0x1.ffffffp127) return value > 0 ? kInf : -kInf;
+    return static_cast<float>(value);
   } else {
     return static_cast<T>(value);
   }
@@ -100,10 +108,11 @@ double ToDouble(T v) {
 template <typename T, typename V>
 absl::Status StoreIfFits(NDArrayObj& array, int64_t index, V value) {
   using Limits = std::numeric_limits<T>;
-  const bool below = std::is_signed_v<V> && value < 0 &&
-                     (std::is_unsigned_v<T> || static_cast<int64_t>(value) < static_cast<int64_t>(Limits::min()));
-  const bool above = !(std::is_signed_v<V> && value < 0) &&
-                     static_cast<uint64_t>(value) > static_cast<uint64_t>(Limits::max());
+  bool negative = false;
+  if constexpr (std::is_signed_v<V>) negative = value < 0;
+  const bool below = negative && (std::is_unsigned_v<T> || static_cast<int64_t>(value) <
+                                                               static_cast<int64_t>(Limits::min()));
+  const bool above = !negative && static_cast<uint64_t>(value) > static_cast<uint64_t>(Limits::max());
   if (below || above) {
     return absl::InvalidArgumentError(absl::StrCat("out of range ", IntegerRangeText(array.dtype())));
   }

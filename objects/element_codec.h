@@ -1,7 +1,8 @@
 // Reading and writing one element of a tensor of any dtype, and the f16 and bf16
-// conversions behind it: the one place where the runtime's edges (vm_run, vm_serve, the
-// Python module, the C API) and the `cast` kernels turn outside numbers into elements
-// and back.
+// conversions behind it: the one place where the edges that parse numbers (vm_run's
+// text inputs and printed outputs, vm_serve's JSON) and the `cast` kernels turn outside
+// numbers into elements and back. (The Python module and the C API take tensors whole,
+// by buffer or DLPack, and need no element access.)
 //
 //   FloatToHalfBits(1.0f) == 0x3c00
 //   DoubleToHalfBits(0.1) == 0x2e66        // rounded once, to nearest even

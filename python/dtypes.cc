@@ -28,7 +28,12 @@ absl::StatusOr<DType> DTypeFromBufferFormat(std::string_view format, size_t item
   constexpr std::string_view kFloat = "efd", kSigned = "bhilq", kUnsigned = "BHILQ";
   std::optional<uint8_t> kind;
   if (code.size() == 1) {
-    if (kFloat.find(code[0]) != std::string_view::npos) kind = kDLFloat;
+    // A float code has one size ('e' 2, 'f' 4, 'd' 8 bytes): another itemsize
+    // contradicts the format, and is refused rather than read as another width.
+    const size_t float_code = kFloat.find(code[0]);
+    if (float_code != std::string_view::npos && itemsize == (size_t{2} << float_code)) {
+      kind = kDLFloat;
+    }
     if (kSigned.find(code[0]) != std::string_view::npos) kind = kDLInt;
     if (kUnsigned.find(code[0]) != std::string_view::npos) kind = kDLUInt;
     if (code[0] == '?') kind = kDLBoolCode;

@@ -85,7 +85,6 @@ absl::StatusOr<std::pair<uint32_t, std::vector<Value>>> PyVirtualMachine::BindAr
   auto add = [&](std::string name, std::string label, py::handle obj) {
     sources.push_back({.name = std::move(name),
                        .label = std::move(label),
-                       .header = std::nullopt,  // in memory already
                        .build = [this, obj](const vm::ValueSpec& param) {
                          return ToValue(obj, param, machine_.allocator());
                        }});

@@ -198,7 +198,7 @@ class Parser {
   }
 
   const CommandLine& command_line_;
-  std::vector<std::optional<std::string_view>> given_;  // per flag, its (first) value
+  std::vector<std::optional<std::string_view>> given_;  // per flag, its last value
   std::optional<std::string_view> positional_;
 };
 
@@ -327,8 +327,10 @@ std::string Usage(const CommandLine& command_line) {
 }
 
 std::optional<int> ParseOrExitCode(const CommandLine& command_line, int argc, char** argv) {
-  const absl::StatusOr<ParseResult> parsed =
-      ParseCommandLine(command_line, absl::Span<const char* const>(argv + 1, argc - 1));
+  // argv[0] is the program; an exec with an empty argv has none.
+  const absl::Span<const char* const> args =
+      argc < 1 ? absl::Span<const char* const>() : absl::Span<const char* const>(argv + 1, argc - 1);
+  const absl::StatusOr<ParseResult> parsed = ParseCommandLine(command_line, args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s: %s (usage: %s; see --help)\n", std::string(command_line.tool).c_str(),
                  std::string(parsed.status().message()).c_str(), Synopsis(command_line).c_str());

@@ -58,11 +58,11 @@ inline constexpr int kExitUsage = 2;
 // How a flag takes its value and where it stores it.
 enum class FlagKind {
   kSwitch,    // `--name`, no value: sets a bool to true
-  kString,    // `--name=VALUE`, once: a non-empty string
+  kString,    // `--name=VALUE`: a non-empty string
   kRepeated,  // `--name=VALUE`, any number of times: appends each non-empty value
-  kInt,       // `--name=N`, once: a decimal integer in [int_min, int_max]
-  kNumber,    // `--name=X`, once: a finite number >= number_min
-  kEnum,      // `--name=VALUE`, once: one of `choices`
+  kInt,       // `--name=N`: a decimal integer in [int_min, int_max]
+  kNumber,    // `--name=X`: a finite number >= number_min
+  kEnum,      // `--name=VALUE`: one of `choices`
 };
 
 // One flag of a tool. Build it with the functions below rather than by hand: they pair
@@ -90,21 +90,21 @@ struct Flag {
 
 // `--name`: sets `*dest` to true.
 Flag Switch(std::string_view name, bool* dest, std::string_view help);
-// `--name=VALUE` given at most once: sets `*dest`.
+// `--name=VALUE` (the last given): sets `*dest`.
 Flag StringFlag(std::string_view name, std::string_view value_name, std::string* dest,
                 std::string_view help);
 // `--name=VALUE` given any number of times: appends each value to `*dest`, in order.
 Flag RepeatedFlag(std::string_view name, std::string_view value_name,
                   std::vector<std::string>* dest, std::string_view help);
-// `--name=N` given at most once: sets `*dest` to N, which must be in [min, max].
+// `--name=N` (the last given): sets `*dest` to N, which must be in [min, max].
 Flag IntFlag(std::string_view name, std::string_view value_name, int64_t* dest, int64_t min,
              int64_t max, std::string_view help);
 Flag IntFlag(std::string_view name, std::string_view value_name, int* dest, int min, int max,
              std::string_view help);
-// `--name=X` given at most once: sets `*dest` to X, a finite number >= `min`.
+// `--name=X` (the last given): sets `*dest` to X, a finite number >= `min`.
 Flag NumberFlag(std::string_view name, std::string_view value_name, double* dest, double min,
                 std::string_view help);
-// `--name=VALUE` given at most once: sets `*dest` to VALUE, which must be one of
+// `--name=VALUE` (the last given): sets `*dest` to VALUE, which must be one of
 // `choices`. The usage lists them after `help`.
 Flag EnumFlag(std::string_view name, std::string_view value_name, std::string* dest,
               std::vector<std::string_view> choices, std::string_view help);

@@ -219,7 +219,6 @@ absl::StatusOr<std::vector<Value>> BindInputs(const vm::Function& function,
     SplitSpec spec = SplitInput(function, inputs[k]);
     sources.push_back({.name = std::move(spec.name),
                        .label = absl::StrFormat("input %d ('%s')", k, inputs[k]),
-                       .header = std::nullopt,
                        .build = [value = spec.value, &allocator](const vm::ValueSpec& param) {
                          return ParseValue(value, param.kind, allocator);
                        }});

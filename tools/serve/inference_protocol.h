@@ -47,11 +47,11 @@ namespace dynvm::tools::serve {
 // The HTTP header holding the length of the JSON part of a body with binary tensors.
 inline constexpr char kHeaderLengthHeader[] = "Inference-Header-Content-Length";
 
-// The KServe datatype of `dtype`: "FP32", "FP64", "FP16", "BF16", "INT8", "INT16",
-// "INT32", "INT64", "UINT8", "BOOL".
+// The KServe datatype of `dtype`: "FP32", "FP64", "FP16", "BF16", "INT8" to "INT64",
+// "UINT8" to "UINT64", "BOOL", "BYTES" (strings).
 std::string KServeDatatype(DType dtype);
-// The dtype of a KServe datatype name; InvalidArgument for one the runtime lacks
-// (UINT16..UINT64, BYTES) or an unknown name, listing the supported ones.
+// The dtype of a KServe datatype name (KServeDatatype's inverse); InvalidArgument for an
+// unknown name, listing the supported ones.
 absl::StatusOr<DType> ParseKServeDatatype(std::string_view name);
 
 // One input of a request: its name and its tensor (from the request's allocator).

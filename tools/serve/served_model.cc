@@ -99,13 +99,12 @@ absl::StatusOr<std::vector<Value>> ServedModel::BindInputs(std::vector<InferInpu
     InferInput& input = inputs[k];
     sources.push_back({.name = input.name,
                        .label = absl::StrFormat("request input %d ('%s')", k, input.name),
-                       .header = std::nullopt,  // read already, within the body's limit
                        .build = [&input](const vm::ValueSpec&) -> absl::StatusOr<Value> {
                          return Value(std::move(input.tensor));
                        }});
   }
   return codec::BindArguments(function(), sources,
-                              {.max_tensor_bytes = 0, .param_names = input_names_});
+                              {.param_names = input_names_});
 }
 
 absl::StatusOr<std::vector<size_t>> ServedModel::SelectOutputs(

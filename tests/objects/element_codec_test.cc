@@ -100,6 +100,26 @@ TEST(ElementTest, FloatDTypesRoundTrip) {
   EXPECT_EQ(ElementAsDouble(*f16, 0), 0.0999755859375);
 }
 
+// f32 rounds to nearest like IEEE 754: up to half an ulp above the largest float rounds
+// down to it, from there on a finite double becomes infinity.
+TEST(ElementTest, F32PastItsRangeRoundsToInfinity) {
+  NDArray t = Tensor(DType::kF32, 1);
+  const double kMaxFloat = std::numeric_limits<float>::max();
+  const struct {
+    double in;
+    double out;
+  } cases[] = {{kMaxFloat, kMaxFloat},
+               {-3.4028235e38, -kMaxFloat},
+               {0x1.fffffefffffffp127, kMaxFloat},
+               {0x1.ffffffp127, INFINITY},
+               {-1e300, -INFINITY},
+               {1e300, INFINITY}};
+  for (const auto& c : cases) {
+    SetFloatElement(*t, 0, c.in);
+    EXPECT_EQ(ElementAsDouble(*t, 0), c.out) << c.in;
+  }
+}
+
 TEST(ElementTest, IntegerDTypesRoundTripAndCheckTheirRange) {
   struct Case {
     DType dtype;
