@@ -292,7 +292,11 @@ absl::StatusOr<ParseResult> ParseCommandLine(const CommandLine& command_line,
 std::string Synopsis(const CommandLine& command_line) {
   std::string synopsis(command_line.tool);
   if (const std::optional<Positional>& positional = command_line.positional) {
-    absl::StrAppendFormat(&synopsis, positional->required ? " %s" : " [%s]", positional->name);
+    if (positional->required) {
+      absl::StrAppendFormat(&synopsis, " %s", positional->name);
+    } else {
+      absl::StrAppendFormat(&synopsis, " [%s]", positional->name);
+    }
   }
   bool optional_flags = false;
   for (const Flag& flag : command_line.flags) {
