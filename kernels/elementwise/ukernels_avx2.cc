@@ -86,17 +86,23 @@ __m256 Extreme(__m256 a, __m256 b) {
 }
 
 // max or min of x[0, n). max_ps/min_ps drop a NaN in their first operand, so NaN is
-// tracked on the side.
+// tracked on the side, one unordered compare per pair of vectors. Four accumulators of
+// 32 elements a step keep softmax's row max (this kernel's hottest caller) at the load
+// rate.
 template <bool kMax>
 float RowExtreme(int64_t n, const float* x) {
   const __m256 init = Set(kMax ? -INFINITY : INFINITY);
-  __m256 a0 = init, a1 = init, nan = _mm256_setzero_ps();
+  __m256 a0 = init, a1 = init, a2 = init, a3 = init, nan = _mm256_setzero_ps();
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + 32 <= n; i += 32) {
     const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    const __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
     a0 = Extreme<kMax>(a0, v0);
     a1 = Extreme<kMax>(a1, v1);
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));  // either is NaN
+    a2 = Extreme<kMax>(a2, v2);
+    a3 = Extreme<kMax>(a3, v3);
+    nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v1, _CMP_UNORD_Q),
+                                         _mm256_cmp_ps(v2, v3, _CMP_UNORD_Q)));
   }
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
@@ -106,15 +112,17 @@ float RowExtreme(int64_t n, const float* x) {
   if (i < n) {
     const __m256i mask = TailMask(n - i);
     const __m256 v = Select(_mm256_castsi256_ps(mask), _mm256_maskload_ps(x + i, mask), init);
-    a0 = Extreme<kMax>(a0, v);
+    a1 = Extreme<kMax>(a1, v);
     nan = _mm256_or_ps(nan, IsNan(v));
   }
   if (_mm256_movemask_ps(nan) != 0) return NAN;
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, Extreme<kMax>(a0, a1));
-  float acc = lanes[0];
-  for (float v : lanes) acc = kMax ? (v > acc ? v : acc) : (v < acc ? v : acc);
-  return acc;
+  // Neither operand is NaN from here on: the order of the folds does not matter.
+  const __m256 a = Extreme<kMax>(Extreme<kMax>(a0, a1), Extreme<kMax>(a2, a3));
+  __m128 h = kMax ? _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1))
+                  : _mm_min_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  h = kMax ? _mm_max_ps(h, _mm_movehl_ps(h, h)) : _mm_min_ps(h, _mm_movehl_ps(h, h));
+  h = kMax ? _mm_max_ss(h, _mm_movehdup_ps(h)) : _mm_min_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
 }
 
 template <bool kSquare>
