@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 jobs=${DYNVM_JOBS:-2}
+# ccache keys relative to this checkout, so that a clone in another folder (CI's) reuses
+# what earlier builds of the same sources compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 # The layering of DESIGN.md on every include, before spending time on a build.
 scripts/check_layering.py
