@@ -5,7 +5,8 @@
 // DYNVM_ISA in the environment caps that level by name (`DYNVM_ISA=scalar` makes the
 // whole library take the portable kernels on any CPU: the way to run, on an AVX2
 // machine, what a machine without AVX2 runs; CI runs the test suite both ways). A level
-// above the CPU's, or a name that is no level, changes nothing.
+// above the CPU's changes nothing; a name that is no level changes nothing either, and
+// is reported on stderr once.
 //
 // This header and cpu_features.cc are compiled for the baseline instruction set.
 #ifndef DYNVM_KERNELS_CPU_FEATURES_H_
@@ -24,6 +25,7 @@ enum class Isa : uint8_t {
   kScalar,  // portable C++, vectorised by the compiler for the baseline x86-64
   kAvx2,    // AVX2 and FMA (x86-64-v3)
 };
+// Every level, lowest first: what tests and benchmarks walk.
 inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2};
 
 // "scalar", "avx2": the level's name, as DYNVM_ISA and the benchmarks write it.

@@ -34,10 +34,10 @@ namespace dynvm::kernels {
 
 // One level's implementation of every micro-kernel.
 struct Microkernels {
-  Isa isa;
-  elementwise::ElementwiseUkernels elementwise;
-  nn::NnUkernels nn;
-  internal::GemmUkernels gemm;
+  Isa isa;                                       // the level every part is compiled for
+  elementwise::ElementwiseUkernels elementwise;  // maps, row reductions, column sums
+  nn::NnUkernels nn;                             // softmax, norm, pooling, cell rows
+  internal::GemmUkernels gemm;                   // tiles, packing, few-rows products
 };
 
 // The table of SelectedIsa(): what the library runs. Chosen on first call.

@@ -57,6 +57,7 @@ inline constexpr int kMaxSpecDepth = 8;
 // spec (without its name), for messages and tools.
 std::string ValueSpecToString(const ValueSpec& spec);
 
+// One function: its bytecode, frame size and signature.
 struct Function {
   std::string name;
   uint32_t num_registers = 0;     // the frame size; parameters are registers 0..n-1
