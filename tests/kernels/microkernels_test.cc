@@ -29,7 +29,7 @@ TEST(MicrokernelsTest, ATableForEveryLevelTheCpuRunsAndNoOther) {
     SCOPED_TRACE(IsaName(isa));
     const Microkernels* table = MicrokernelsFor(isa);
     EXPECT_EQ(table != nullptr, CpuRunsIsa(isa));
-    if (table != nullptr) EXPECT_EQ(table->isa, isa);
+    if (table != nullptr) { EXPECT_EQ(table->isa, isa); }
   }
   EXPECT_EQ(CpuRunsIsa(Isa::kAvx2), CpuHasFeature("avx2") && CpuHasFeature("fma"));
 }

@@ -269,6 +269,22 @@ TEST(NativeCodegen, RewritesTheKernelTableAndSharesKernelsOfOneProgram) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// AVX-512 targets get 16-lane (512-bit) vectors and record the AVX-512 features the
+// loader checks; whether this CPU can run the code is NativeCodegenTest's matter.
+TEST(NativeCodegen, Avx512TargetsUseSixteenLanes) {
+  for (const char* cpu : {"x86-64-v4", "skylake-avx512", "sapphirerapids"}) {
+    SCOPED_TRACE(cpu);
+    vm::ExecutableSpec spec = SpecWith({{"t0 = add(i0, i1); t1 = tanh(t0)", 2}});
+    absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {cpu});
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->vector_width, 16);
+    EXPECT_THAT(stats->features,
+                ::testing::IsSupersetOf({"avx512f", "avx512bw", "avx512vl", "avx512dq"}));
+    // AMX is never generated, so never required.
+    EXPECT_THAT(stats->features, ::testing::Not(::testing::Contains("amx-tile")));
+  }
+}
+
 TEST(NativeCodegen, AnExecutableWithoutFusedGroupsGetsNoCode) {
   vm::ExecutableSpec spec = SpecWith({});
   absl::StatusOr<NativeCodegenStats> stats = GenerateNativeKernels(spec, {"native"});
