@@ -9,9 +9,12 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/version.h"
+#include "kernels/cpu_features.h"
 
 namespace dynvm::tools {
 namespace {
@@ -282,6 +285,9 @@ absl::StatusOr<ParseResult> ParseCommandLine(const CommandLine& command_line,
   for (const std::string_view arg : args) {
     if (arg == "--help" || arg == "-h") return ParseResult::kHelp;
   }
+  for (const std::string_view arg : args) {
+    if (arg == "--version") return ParseResult::kVersion;
+  }
   Parser parser(command_line);
   for (size_t i = 0; i < args.size(); ++i) DYNVM_RETURN_IF_ERROR(parser.Apply(args, i));
   DYNVM_RETURN_IF_ERROR(parser.CheckComplete());
@@ -309,6 +315,7 @@ std::string Synopsis(const CommandLine& command_line) {
 
 std::string Usage(const CommandLine& command_line) {
   constexpr std::string_view kHelpSpelling = "--help, -h";
+  constexpr std::string_view kVersionSpelling = "--version";
   size_t widest = kHelpSpelling.size();
   if (command_line.positional) widest = std::max(widest, command_line.positional->name.size());
   for (const Flag& flag : command_line.flags) {
@@ -326,8 +333,13 @@ std::string Usage(const CommandLine& command_line) {
                                  : std::string(flag.help);
     AppendEntry(Spelling(flag), help, column, usage);
   }
+  AppendEntry(kVersionSpelling, "the version, this CPU and the kernels it runs", column, usage);
   AppendEntry(kHelpSpelling, "this text", column, usage);
   return usage;
+}
+
+std::string VersionText(std::string_view tool) {
+  return absl::StrCat(std::string(tool), " (dynvm) ", DYNVM_VERSION_STRING, "\n", kernels::CpuReport());
 }
 
 std::optional<int> ParseOrExitCode(const CommandLine& command_line, int argc, char** argv) {
@@ -342,6 +354,10 @@ std::optional<int> ParseOrExitCode(const CommandLine& command_line, int argc, ch
   }
   if (*parsed == ParseResult::kHelp) {
     std::fputs(Usage(command_line).c_str(), stdout);
+    return 0;
+  }
+  if (*parsed == ParseResult::kVersion) {
+    std::fputs(VersionText(command_line.tool).c_str(), stdout);
     return 0;
   }
   return std::nullopt;

@@ -27,7 +27,7 @@
 // everything after the first '=', so it may hold '=' and ',' itself
 // (`--input=x=2x3xf32=1,2,3,4,5,6`). Any other argument, `-` included, is the
 // positional one. `--help` or `-h` anywhere asks for the usage, whatever else the line
-// holds. A flag given again overrides its earlier value (a repeated flag adds one). Every
+// holds; `--version` anywhere (but with no --help) for the version and this CPU's report. A flag given again overrides its earlier value (a repeated flag adds one). Every
 // error is InvalidArgument with a message naming the flag and what it expected: an
 // unknown flag, a missing or empty value, a bad or out-of-range number, a value outside
 // an enum's choices, a missing required flag, a missing or second positional argument.
@@ -134,7 +134,8 @@ struct CommandLine {
 // What a successful parse asks the tool to do.
 enum class ParseResult {
   kRun,   // every value is stored: run
-  kHelp,  // --help or -h: print Usage() and exit 0; the destinations are untouched
+  kHelp,     // --help or -h: print Usage() and exit 0; the destinations are untouched
+  kVersion,  // --version: print VersionText() and exit 0; the destinations are untouched
 };
 
 // Parses `args` (argv without the program's name) into the destinations of
@@ -152,9 +153,13 @@ std::string Synopsis(const CommandLine& command_line);
 // its help wrapped to 80 columns, ending with --help's own line.
 std::string Usage(const CommandLine& command_line);
 
+// The --version text: "vm_run (dynvm) 0.1.0", then what this CPU is, has and lacks and
+// which level of kernels it runs (kernels::CpuReport), one item per line.
+std::string VersionText(std::string_view tool);
+
 // The start of a tool's main: parses `argv` by `command_line`. Returns the status to
 // exit with when the tool should not run — 0 after printing the usage to stdout for
-// --help, kExitUsage after printing "tool: message (usage: synopsis; see --help)" to
+// --help or the version for --version, kExitUsage after printing "tool: message (usage: synopsis; see --help)" to
 // stderr for an error — and nullopt when it should.
 std::optional<int> ParseOrExitCode(const CommandLine& command_line, int argc, char** argv);
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -109,6 +111,25 @@ TEST(FlagsTest, HelpWinsOverEverythingElse) {
     EXPECT_EQ(*parsed, ParseResult::kHelp);
     EXPECT_EQ(v.benchmark, 0);
   }
+}
+
+TEST(FlagsTest, VersionStopsTheParseButHelpWins) {
+  Values v;
+  absl::StatusOr<ParseResult> parsed = Parse({"--frobnicate", "--version", "--benchmark=0"}, v);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, ParseResult::kVersion);
+  EXPECT_EQ(v.benchmark, 0);
+  parsed = Parse({"--version", "-h"}, v);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, ParseResult::kHelp);
+}
+
+TEST(FlagsTest, VersionTextNamesToolVersionAndCpu) {
+  const std::string text = VersionText("vm_run");
+  EXPECT_TRUE(text.starts_with(absl::StrCat("vm_run (dynvm) ", DYNVM_VERSION_STRING, "\ncpu: ")))
+      << text;
+  EXPECT_NE(text.find("\nkernels: "), std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with(")\n")) << text;
 }
 
 TEST(FlagsTest, UnknownFlags) {
@@ -222,6 +243,7 @@ TEST(FlagsTest, SynopsisAndUsageComeFromTheTable) {
             "  --atol=X         absolute tolerance\n"
             "  --mode=MODE      how to compute (one of fast, exact)\n"
             "  --profile        prints where the time went\n"
+            "  --version        the version, this CPU and the kernels it runs\n"
             "  --help, -h       this text\n");
 }
 
@@ -240,6 +262,7 @@ TEST(FlagsTest, UsageWrapsLongHelpAndLongSpellings) {
             "              thirteen fourteen fifteen\n"
             "  --a-very-long-flag-name=SOMETHING\n"
             "              short help\n"
+            "  --version   the version, this CPU and the kernels it runs\n"
             "  --help, -h  this text\n");
 }
 

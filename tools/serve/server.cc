@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "base/version.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tools/serve/inference_protocol.h"
@@ -209,7 +210,7 @@ Reply Server::Impl::Infer(const httplib::Request& request, const std::string& mo
 void Server::Impl::Route() {
   http.Get("/v2", [](const httplib::Request&, httplib::Response& response) {
     const nlohmann::json metadata = {{"name", "dynvm"},
-                                     {"version", DYNVM_SERVE_VERSION},
+                                     {"version", DYNVM_VERSION_STRING},
                                      {"extensions", {"binary_tensor_data"}}};
     response.set_content(metadata.dump(), kJson);
   });
