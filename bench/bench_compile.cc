@@ -104,5 +104,3 @@ BENCHMARK(BM_CompileTransformer)->Arg(1)->Arg(12)->Unit(benchmark::kMillisecond)
 
 }  // namespace
 }  // namespace dynvm::compiler
-
-BENCHMARK_MAIN();

@@ -1,4 +1,4 @@
-// The kernel benchmark binary's main, GEMM benchmarks, and this machine's peaks.
+// The GEMM benchmarks of every level of kernels this CPU runs, and this machine's peaks.
 //
 //   build/bin/bench_kernels --benchmark_filter='BM_(Gemm|FmaPeak|MemoryBandwidth)'
 //
@@ -29,9 +29,10 @@ namespace dynvm::kernels::bench {
 namespace {
 
 // C[M, N] = A[M, K] · B[K, N], row-major and untransposed like torch.mm, so that the
-// figures compare with shared/peers/bench_gemm.py.
+// figures compare with shared/peers/bench_gemm.py, on `table`'s micro-kernels.
 // With `packed_b`, B is packed once ahead (GemmPackB), as for a model's weights.
-void GemmBenchmark(benchmark::State& state, int threads, bool packed_b = false) {
+void GemmBenchmark(benchmark::State& state, const Microkernels& table, int threads,
+                   bool packed_b) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const std::vector<float> a = RandomFloats(m * k, 1), b = RandomFloats(k * n, 2);
   std::vector<float> c(m * n);
@@ -46,20 +47,14 @@ void GemmBenchmark(benchmark::State& state, int threads, bool packed_b = false) 
   }
   ThreadPool& pool = BenchPool(threads);
   for (auto _ : state) {
-    GemmF32(args, pool);
+    internal::GemmF32With(table.gemm, args, pool);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOPS"] = Giga(2.0 * m * n * k);
 }
 
-void BM_Gemm(benchmark::State& state) { GemmBenchmark(state, /*threads=*/2); }
-void BM_GemmOneThread(benchmark::State& state) { GemmBenchmark(state, /*threads=*/1); }
-void BM_GemmPackedB(benchmark::State& state) {
-  GemmBenchmark(state, /*threads=*/2, /*packed_b=*/true);
-}
-
 // The shapes of BERT-base's projections (seq 128 and 384), a single-row GEMV, and a
-// cube; the benchmarks are named BM_Gemm/M/K/N.
+// cube.
 void GemmShapes(benchmark::internal::Benchmark* b) {
   for (const auto& [m, k, n] : {std::tuple{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768},
                                 {384, 768, 3072}, {1, 768, 768}, {1024, 1024, 1024}}) {
@@ -67,9 +62,6 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
   }
   b->UseRealTime();
 }
-BENCHMARK(BM_Gemm)->Apply(GemmShapes);
-BENCHMARK(BM_GemmOneThread)->Apply(GemmShapes);
-BENCHMARK(BM_GemmPackedB)->Apply(GemmShapes);
 
 // A BERT-base encoder layer's four projections with packed weights (Q/K/V combined
 // 768 -> 2304, output 768 -> 768, FFN 768 -> 3072 and 3072 -> 768) at M rows, over 8
@@ -110,12 +102,12 @@ void BM_GemmWeightStream(benchmark::State& state) {
 }
 BENCHMARK(BM_GemmWeightStream)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64)->UseRealTime();
 
-// The micro-kernel alone (the best table's, no epilogue) on one thread, over operands
-// that stay in L1: a kc = 384 B panel and eight A panels, each tile added to a C block
-// 6 x 16 in L1 too. What it reaches of BM_FmaPeak/1 is the ceiling of every GEMM above;
-// the gap between the two is the driver's (packing, cache misses, threads).
-void BM_GemmMicroKernel(benchmark::State& state) {
-  const internal::GemmUkernels& kernels = GetMicrokernels().gemm;
+// A table's micro-kernel alone (no epilogue) on one thread, over operands that stay in
+// L1: a kc = 384 B panel and eight A panels, each tile added to a C block MR x NR in L1
+// too. What it reaches of BM_FmaPeak/<level>/1 is the ceiling of every GEMM above; the
+// gap between the two is the driver's (packing, cache misses, threads).
+void GemmMicroKernelBenchmark(benchmark::State& state, const Microkernels& table) {
+  const internal::GemmUkernels& kernels = table.gemm;
   constexpr int64_t kKc = 384, kAPanels = 8;
   const std::vector<float> a = RandomFloats(kAPanels * kKc * kernels.mr, 1);
   const std::vector<float> b = RandomFloats(kKc * kernels.nr, 2);
@@ -137,10 +129,8 @@ void BM_GemmMicroKernel(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   }
-  state.SetLabel(std::string(IsaName(GetMicrokernels().isa)));
   state.counters["GFLOPS"] = Giga(2.0 * kAPanels * kKc * kernels.mr * kernels.nr);
 }
-BENCHMARK(BM_GemmMicroKernel)->UseRealTime();
 
 // nn.dense as BERT's feed-forward layer runs it: W[N, K] transposed, bias and GELU fused
 // into the epilogue (2 threads).
@@ -165,68 +155,61 @@ BENCHMARK(BM_GemmDenseGelu)
     ->UseRealTime();
 
 // Independent FMA chains, enough of them to cover the FMA latency times the number of
-// FMA pipes (4 cycles x 2 pipes on Zen 3 and Skylake; 12 leaves slack). Written in
-// assembly because compilers spill an array of accumulators to the stack; operands are
-// zeros, so no denormal or overflow slows the units down.
+// FMA pipes (4 cycles x 2 pipes on Zen 3, Zen 4 and Skylake; 12 leaves slack), on
+// vector registers `reg` (ymm: 8 floats, zmm: 16). Written in assembly because compilers
+// spill an array of accumulators to the stack; operands are zeros, so no denormal or
+// overflow slows the units down.
 constexpr int kFmaChains = 12;
 constexpr int64_t kFmaSteps = 1 << 16;
 
-void FmaChains() {
-  int64_t steps = kFmaSteps;
-  __asm__ volatile(
-      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
-      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
-      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
-      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
-      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
-      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
-      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
-      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
-      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
-      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
-      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
-      "vxorps %%ymm14, %%ymm14, %%ymm14\n\t"
-      "vxorps %%ymm15, %%ymm15, %%ymm15\n\t"
-      "1:\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm0\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm1\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm3\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm4\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm6\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm7\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm9\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm10\n\t"
-      "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
-      "dec %0\n\t"
-      "jnz 1b\n\t"
-      "vzeroupper"
-      : "+r"(steps)
-      :
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
-        "xmm10", "xmm11", "xmm14", "xmm15", "cc");
-}
+#define DYNVM_FMA_ZERO(reg, i) "vxorps %%" reg #i ", %%" reg #i ", %%" reg #i "\n\t"
+#define DYNVM_FMA_STEP(reg, i) "vfmadd231ps %%" reg "14, %%" reg "15, %%" reg #i "\n\t"
+#define DYNVM_FMA_TWELVE(op, reg)                                                      \
+  op(reg, 0) op(reg, 1) op(reg, 2) op(reg, 3) op(reg, 4) op(reg, 5) op(reg, 6) op(reg, 7) \
+      op(reg, 8) op(reg, 9) op(reg, 10) op(reg, 11)
+#define DYNVM_FMA_CHAINS(reg)                                                             \
+  int64_t steps = kFmaSteps;                                                              \
+  __asm__ volatile(DYNVM_FMA_TWELVE(DYNVM_FMA_ZERO, reg) DYNVM_FMA_ZERO(reg, 14)          \
+                       DYNVM_FMA_ZERO(reg, 15) "1:\n\t" DYNVM_FMA_TWELVE(DYNVM_FMA_STEP, reg) \
+                           "dec %0\n\t"                                                   \
+                           "jnz 1b\n\t"                                                   \
+                           "vzeroupper"                                                   \
+                   : "+r"(steps)                                                          \
+                   :                                                                      \
+                   : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",  \
+                     "xmm9", "xmm10", "xmm11", "xmm14", "xmm15", "cc")
 
-void BM_FmaPeak(benchmark::State& state) {
-  if (!CpuRunsIsa(Isa::kAvx2)) {
-    state.SkipWithError("the cpu has no avx2 and fma");
-    return;
-  }
+void FmaChains256() { DYNVM_FMA_CHAINS("ymm"); }
+void FmaChains512() { DYNVM_FMA_CHAINS("zmm"); }
+
+#undef DYNVM_FMA_CHAINS
+#undef DYNVM_FMA_TWELVE
+#undef DYNVM_FMA_STEP
+#undef DYNVM_FMA_ZERO
+
+// The FMA units' peak at one vector width, named by the level whose kernels use that
+// width: what every GFLOPS counter compares with.
+struct FmaWidth {
+  const char* level;
+  const char* feature;  // what the CPU needs for it (kernels/cpu_features.h)
+  int lanes;
+  void (*chains)();
+};
+constexpr FmaWidth kFmaWidths[] = {{"avx2", "fma", 8, FmaChains256},
+                                   {"avx512", "avx512f", 16, FmaChains512}};
+
+void FmaPeakBenchmark(benchmark::State& state, const FmaWidth& width) {
   const int threads = static_cast<int>(state.range(0));
   // Many more chunks than threads, each long (~1 ms), so that the threads share the
   // work evenly and waking a worker is negligible.
   constexpr int64_t kChunks = 16;
   for (auto _ : state) {
-    BenchPool(threads).ParallelFor(kChunks, /*grain=*/1, [](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) FmaChains();
+    BenchPool(threads).ParallelFor(kChunks, /*grain=*/1, [&width](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) width.chains();
     });
   }
-  state.counters["GFLOPS"] = Giga(2.0 * 8 * kFmaChains * kFmaSteps * kChunks);
+  state.counters["GFLOPS"] = Giga(2.0 * width.lanes * kFmaChains * kFmaSteps * kChunks);
 }
-BENCHMARK(BM_FmaPeak)->Arg(1)->Arg(2)->UseRealTime();
 
 // STREAM's triad, a[i] = b[i] + s * c[i], over three arrays of 64 MiB each: twice the L3
 // of the largest machines we run on, so every access goes to memory. Bytes count the
@@ -248,7 +231,40 @@ void BM_MemoryBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryBandwidth)->Arg(1)->Arg(2)->UseRealTime();
 
+// The benchmarks of every level this CPU runs, whatever DYNVM_ISA selects, named by
+// level: BM_Gemm/avx2/M/K/N (2 threads), BM_GemmPackedB/avx2/M/K/N, BM_GemmMicroKernel/
+// avx2, BM_FmaPeak/avx2/T (T threads; avx512 where the CPU has AVX-512F).
+// BM_GemmOneThread/M/K/N runs the selected level only.
+const bool kPerLevelBenchmarksRegistered = [] {
+  for (Isa isa : kIsas) {
+    const Microkernels* table = MicrokernelsFor(isa);
+    if (table == nullptr) continue;
+    const std::string level(IsaName(isa));
+    GemmShapes(benchmark::RegisterBenchmark(
+        ("BM_Gemm/" + level).c_str(),
+        [table](benchmark::State& state) { GemmBenchmark(state, *table, 2, false); }));
+    GemmShapes(benchmark::RegisterBenchmark(
+        ("BM_GemmPackedB/" + level).c_str(),
+        [table](benchmark::State& state) { GemmBenchmark(state, *table, 2, true); }));
+    benchmark::RegisterBenchmark(
+        ("BM_GemmMicroKernel/" + level).c_str(),
+        [table](benchmark::State& state) { GemmMicroKernelBenchmark(state, *table); })
+        ->UseRealTime();
+  }
+  GemmShapes(benchmark::RegisterBenchmark("BM_GemmOneThread", [](benchmark::State& state) {
+    GemmBenchmark(state, GetMicrokernels(), 1, false);
+  }));
+  for (const FmaWidth& width : kFmaWidths) {
+    if (!CpuHasFeature(width.feature)) continue;
+    benchmark::RegisterBenchmark(
+        (std::string("BM_FmaPeak/") + width.level).c_str(),
+        [&width](benchmark::State& state) { FmaPeakBenchmark(state, width); })
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime();
+  }
+  return true;
+}();
+
 }  // namespace
 }  // namespace dynvm::kernels::bench
-
-BENCHMARK_MAIN();

@@ -136,5 +136,3 @@ BENCHMARK(BM_TreeLstm)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond
 
 }  // namespace
 }  // namespace dynvm
-
-BENCHMARK_MAIN();

@@ -175,5 +175,3 @@ BENCHMARK(BM_LoadExecutable500MB)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace dynvm
-
-BENCHMARK_MAIN();
