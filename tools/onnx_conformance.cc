@@ -32,8 +32,8 @@
 // child process, so a crash or a hang (killed after kCaseTimeoutSeconds) fails that case
 // and the others still run. --verbose adds, under each case, every data set's result
 // and the whole of each error message (the case line keeps one line of it).
-// Exit codes: 0 when no case failed, 1 when one did or DIR cannot be listed, 2 for a
-// bad command line.
+// Exit codes: 0 when no case failed (and at least --min_passed passed), 1 when one did
+// (or fewer passed) or DIR cannot be listed, 2 for a bad command line.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +118,7 @@ struct Flags {
   std::string dir;
   std::string filter;
   bool verbose = false;
+  int64_t min_passed = 0;
 };
 
 // onnx_conformance's command line (docs/cli.md), storing into `flags`.
@@ -130,7 +131,10 @@ CommandLine MakeCommandLine(Flags& flags) {
                                "case"},
       .flags = {StringFlag("filter", "SUBSTR", &flags.filter,
                            "runs only the cases whose name contains SUBSTR"),
-                Switch("verbose", &flags.verbose, "prints each data set's result and whole error messages")},
+                Switch("verbose", &flags.verbose, "prints each data set's result and whole error messages"),
+                IntFlag("min_passed", "N", &flags.min_passed, 0, 1 << 20,
+                        "fails (exit 1) when fewer than N cases pass, so that a case that "
+                        "regresses to UNSUPPORTED is caught (default 0)")},
   };
 }
 
@@ -678,6 +682,11 @@ int Run(const Flags& flags) {
   }
   std::printf("passed=%d failed=%d unsupported=%d total=%d\n", passed, failed, unsupported,
               static_cast<int>(cases->size()));
+  if (passed < flags.min_passed) {
+    std::fprintf(stderr, "onnx_conformance: %d cases passed, expected at least %ld (--min_passed)\n",
+                 passed, static_cast<long>(flags.min_passed));
+    return kExitFailed;
+  }
   return failed == 0 ? 0 : kExitFailed;
 }
 

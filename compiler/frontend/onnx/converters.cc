@@ -23,6 +23,7 @@ const ops::ConverterTable& Table() {
     ops::AddShapeConverters(*t);
     ops::AddDataMovementConverters(*t);
     ops::AddNnConverters(*t);
+    ops::AddLossConverters(*t);
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,23 @@ Type AnyExtents(const Type& t) {
 OnnxValue ShapeOperand(const OnnxValue& v) {
   if (std::optional<std::vector<int64_t>> c = v.ConstantElements()) return NodeContext::ConstantI64(*c);
   return v;
+}
+
+absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, int axis) {
+  const Dim& extent = x.type.shape()[axis];
+  if (extent.is_const()) return NodeContext::ConstantI64({extent.const_value()}, /*scalar=*/true);
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("take", {shape, NodeContext::ConstantI64({axis}, /*scalar=*/true)},
+                                                 {{"axis", int64_t{0}}, {"mode", std::string("fast")}}));
+  out.elements = std::vector<Dim>{extent};
+  return out;
+}
+
+absl::StatusOr<OnnxValue> Iota(const NodeContext& ctx, const OnnxValue& n, const Dim& extent) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("arange", {NodeContext::ConstantI64({0}, true), n,
+                                                            NodeContext::ConstantI64({1}, true)}));
+  if (extent.is_any()) return out;
+  return ctx.Narrow(out, Type::Tensor(DType::kI64, {extent}));
 }
 
 absl::StatusOr<std::optional<std::vector<int64_t>>> AxesOf(NodeContext& ctx, int64_t input_since,

@@ -52,11 +52,21 @@ Type AnyExtents(const Type& t);
 absl::StatusOr<std::optional<std::vector<int64_t>>> AxesOf(NodeContext& ctx, int64_t input_since,
                                                           int input_index = 1);
 
+// The extent of `x` at `axis` (non-negative) as a 0-d i64 value: a constant where the
+// type knows it, else read from shape_of(x) at run time (its `elements` hold the
+// symbolic extent).
+absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, int axis);
+
+// [0, 1, ..., n - 1] as i64 for a 0-d i64 `n` whose value is `extent` (Dim::Any() when
+// unknown); the result is typed [extent].
+absl::StatusOr<OnnxValue> Iota(const NodeContext& ctx, const OnnxValue& n, const Dim& extent);
+
 // Each family's converters, added to `table` under their ONNX operator names.
 void AddElementwiseConverters(ConverterTable& table);
 void AddShapeConverters(ConverterTable& table);
 void AddDataMovementConverters(ConverterTable& table);
 void AddNnConverters(ConverterTable& table);
+void AddLossConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);

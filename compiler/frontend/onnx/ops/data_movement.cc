@@ -1,6 +1,6 @@
 // Converters of ONNX's data movement operators: Reshape, Flatten, Transpose, Squeeze,
 // Unsqueeze, Concat, Split, Slice, Gather, GatherElements, ScatterElements, Expand, Tile,
-// Pad, NonZero and TopK.
+// Pad, NonZero, TopK, Trilu, OneHot, DepthToSpace and SpaceToDepth.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -381,6 +381,114 @@ absl::StatusOr<Values> ConvertScatterElements(NodeContext& ctx) {
   return One(ctx.Call("scatter_elements", {data, indices, updates}, {{"axis", axis}, {"reduction", reduction}}));
 }
 
+// The lower (upper = 0) or upper triangle of each matrix of x's last two axes, from
+// diagonal k (input 1, default 0; positive above the main one): element [i, j] is kept
+// where j - i <= k (lower) or j - i >= k (upper), else 0. The mask is built from the
+// extents at run time, so it serves a causal mask over a sequence of any length.
+absl::StatusOr<Values> ConvertTrilu(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t upper, ctx.Int("upper", 1));
+  const int rank = x.type.rank();
+  if (rank < 2) return ctx.Invalid(absl::StrFormat("the input must have rank 2 or more, got %d", rank));
+  OnnxValue k = NodeContext::ConstantI64({0}, /*scalar=*/true);
+  if (std::optional<OnnxValue> given = ctx.OptionalInput(1)) {
+    if (given->type.dtype() != DType::kI64 || given->type.rank() != 0) {
+      return ctx.Invalid(absl::StrFormat("k must be a 0-d int64 tensor, got %s", given->type.ToString()));
+    }
+    k = *std::move(given);
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue rows, ExtentOf(ctx, x, rank - 2));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue cols, ExtentOf(ctx, x, rank - 1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue i, Iota(ctx, rows, x.type.shape()[rank - 2]));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue j, Iota(ctx, cols, x.type.shape()[rank - 1]));
+  DYNVM_ASSIGN_OR_RETURN(i, ctx.Call("expand_dims", {i}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{1}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue diagonal, ctx.Call("subtract", {j, i}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue keep, ctx.Call(upper != 0 ? "greater_equal" : "less_equal", {diagonal, k}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, NodeContext::ConstantScalarOf(x.type.dtype(), 0.0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("where", {keep, x, zero}));
+  return Values{out.type == x.type ? out : ctx.Narrow(out, x.type)};
+}
+
+// OneHot: for indices of shape S, an output of shape S with `depth` (input 1, a scalar
+// read at run time) inserted at `axis`, holding values[1] where the position along that
+// axis equals the index and values[0] elsewhere. A negative index counts from depth; an
+// index outside [-depth, depth) gives a row of values[0].
+absl::StatusOr<Values> ConvertOneHot(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue indices, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue depth, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue values, ctx.Input(2));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", -1));
+  const int out_rank = indices.type.rank() + 1;
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, out_rank));
+  if (depth.type.rank() > 1 || (depth.type.rank() == 1 && depth.type.shape()[0] != Dim(1))) {
+    return ctx.Invalid(absl::StrFormat("depth must be a scalar or hold one element, got %s", depth.type.ToString()));
+  }
+  if (values.type.rank() != 1 || values.type.shape()[0] != Dim(2)) {
+    return ctx.Invalid(absl::StrFormat("values must be [off_value, on_value], got %s", values.type.ToString()));
+  }
+  const std::string i64(RelayDTypeName(DType::kI64));
+  Dim extent = Dim::Any();
+  if (std::optional<std::vector<int64_t>> d = depth.ConstantElements()) extent = Dim((*d)[0]);
+  if (depth.type.rank() == 1) {
+    DYNVM_ASSIGN_OR_RETURN(depth, ctx.Call("squeeze", {depth}, AxesAttr({0})));
+  }
+  if (depth.type.dtype() != DType::kI64) {
+    DYNVM_ASSIGN_OR_RETURN(depth, ctx.Call("cast", {depth}, {{"dtype", i64}}));
+  }
+  if (indices.type.dtype() != DType::kI64) {
+    DYNVM_ASSIGN_OR_RETURN(indices, ctx.Call("cast", {indices}, {{"dtype", i64}}));
+  }
+  // Negative indices wrap once; what is still outside [0, depth) matches no position.
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue negative, ctx.Call("less", {indices, NodeContext::ConstantI64({0}, true)}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue wrapped, ctx.Call("add", {indices, depth}));
+  DYNVM_ASSIGN_OR_RETURN(indices, ctx.Call("where", {negative, wrapped, indices}));
+  DYNVM_ASSIGN_OR_RETURN(indices, ctx.Call("expand_dims", {indices}, {{"axis", int64_t{axis}}, {"num_newaxis", int64_t{1}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue positions, Iota(ctx, depth, extent));
+  if (const int trailing = out_rank - axis - 1; trailing > 0) {
+    DYNVM_ASSIGN_OR_RETURN(positions, ctx.Call("expand_dims", {positions}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{trailing}}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue hot, ctx.Call("equal", {positions, indices}));
+  const kernels::Attrs take = {{"axis", int64_t{0}}, {"mode", std::string("fast")}};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue off, ctx.Call("take", {values, NodeContext::ConstantI64({0}, true)}, take));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue on, ctx.Call("take", {values, NodeContext::ConstantI64({1}, true)}, take));
+  return One(ctx.Call("where", {hot, on, off}));
+}
+
+// DepthToSpace (mode DCR or CRD) and SpaceToDepth on [N, C, H, W]: a reshape to six
+// axes, a transpose and a reshape back, as ONNX defines them. C, H and W must be known
+// when the model is compiled; N may vary.
+template <bool kToSpace>
+absl::StatusOr<Values> BlockRearrange(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t b, ctx.Int("blocksize"));
+  DYNVM_ASSIGN_OR_RETURN(const std::string mode, ctx.String("mode", "DCR"));
+  if (x.type.rank() != 4) return ctx.Invalid(absl::StrFormat("the input must be [N, C, H, W], got %s", x.type.ToString()));
+  if (b < 1) return ctx.Invalid(absl::StrFormat("blocksize must be positive, got %d", b));
+  if (mode != "DCR" && mode != "CRD") return ctx.Invalid(absl::StrFormat("mode must be \"DCR\" or \"CRD\", got \"%s\"", mode));
+  const std::vector<Dim> chw(x.type.shape().begin() + 1, x.type.shape().end());
+  const std::optional<std::vector<int64_t>> known = ConstantDims(chw);
+  if (!known) return ctx.Unimplemented("C, H and W known only at run time");
+  const int64_t c = (*known)[0], h = (*known)[1], w = (*known)[2];
+  std::vector<int64_t> split, perm, merged;
+  if constexpr (kToSpace) {
+    if (c % (b * b) != 0) return ctx.Invalid(absl::StrFormat("C = %d is not a multiple of blocksize² = %d", c, b * b));
+    const int64_t d = c / (b * b);
+    split = mode == "DCR" ? std::vector<int64_t>{-1, b, b, d, h, w} : std::vector<int64_t>{-1, d, b, b, h, w};
+    perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 4, 1, 5, 2} : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+    merged = {-1, d, h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) {
+      return ctx.Invalid(absl::StrFormat("H = %d and W = %d must be multiples of blocksize %d", h, w, b));
+    }
+    split = {-1, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {-1, c * b * b, h / b, w / b};
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("reshape", {x}, {{"newshape", split}}));
+  DYNVM_ASSIGN_OR_RETURN(y, ctx.Call("transpose", {y}, {{"axes", perm}}));
+  return One(ctx.Call("reshape", {y}, {{"newshape", merged}}));
+}
+
 // numpy's broadcast of two shapes, when the types tell it.
 std::optional<std::vector<Dim>> BroadcastDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
   const size_t n = std::max(a.size(), b.size());
@@ -515,6 +623,9 @@ void AddDataMovementConverters(ConverterTable& table) {
       {"Expand", {ConvertExpand, {}}}, {"Tile", {ConvertTile, {}}},
       {"Pad", {ConvertPad, {"mode", "pads", "value"}}}, {"NonZero", {ConvertNonZero, {}}},
       {"TopK", {ConvertTopK, {"axis", "largest", "sorted", "k"}}},
+      {"Trilu", {ConvertTrilu, {"upper"}}}, {"OneHot", {ConvertOneHot, {"axis"}}},
+      {"DepthToSpace", {BlockRearrange<true>, {"blocksize", "mode"}}},
+      {"SpaceToDepth", {BlockRearrange<false>, {"blocksize"}}},
   });
 }
 

@@ -1,4 +1,4 @@
-// Converters of ONNX's neural-network operators: MatMul, Gemm, Softmax, LogSoftmax,
+// Converters of ONNX's neural-network operators: MatMul, Gemm, Softmax, LogSoftmax, Hardmax,
 // LayerNormalization, BatchNormalization, the reductions, CumSum, convolution and
 // pooling.
 #include <algorithm>
@@ -57,26 +57,28 @@ absl::StatusOr<Values> ConvertGemm(NodeContext& ctx) {
   return One(ctx.Call("add", {out, bias}));
 }
 
-// Softmax and LogSoftmax: one axis from opset 13; before, the input is coerced to 2-D at
-// `axis` (default 1) and normalised over the second dimension.
-template <OpName kOp>
-absl::StatusOr<Values> SoftmaxLike(NodeContext& ctx) {
+// Softmax, LogSoftmax and Hardmax: `along(ctx, x, axis)` over one axis from opset 13;
+// before, the input is coerced to 2-D at `axis` (default 1) and `along` runs over the
+// second dimension.
+template <typename Along>
+absl::StatusOr<Values> AlongAxis(NodeContext& ctx, Along along) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   const int rank = x.type.rank();
+  if (rank == 0) return ctx.Invalid("the input must have rank 1 or more");
   if (ctx.opset() >= 13) {
-    DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", -1));
-    return One(ctx.Call(kOp.view(), {x}, {{"axis", axis}}));
+    DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", -1));
+    DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, rank));
+    return One(along(ctx, x, axis));
   }
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", 1));
-  if (rank == 0) return One(ctx.Call(kOp.view(), {x}, {{"axis", int64_t{-1}}}));
   DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, rank));
-  if (axis == rank - 1) return One(ctx.Call(kOp.view(), {x}, {{"axis", int64_t{-1}}}));
+  if (axis == rank - 1) return One(along(ctx, x, axis));
   Dim inner = 1;
   for (int i = axis; i < rank; ++i) inner = inner * x.type.shape()[i];
   if (!inner.is_const()) return ctx.Unimplemented("coercing to 2-D over extents known only at run time");
   const std::vector<int64_t> flat = axis == 0 ? std::vector<int64_t>{1, -1} : std::vector<int64_t>{-1, inner.const_value()};
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x2, ctx.Call("reshape", {x}, {{"newshape", flat}}));
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue y2, ctx.Call(kOp.view(), {x2}, {{"axis", int64_t{-1}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y2, along(ctx, x2, 1));
   std::vector<int64_t> back;
   for (int i = 0; i < rank; ++i) back.push_back(x.type.shape()[i].is_const() ? x.type.shape()[i].const_value() : 0);
   int unknown = 0;
@@ -94,6 +96,31 @@ absl::StatusOr<Values> SoftmaxLike(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
   return One(ctx.Call("dyn.reshape", {y2, shape}));
 }
+
+template <OpName kOp>
+absl::StatusOr<Values> SoftmaxLike(NodeContext& ctx) {
+  return AlongAxis(ctx, [](const NodeContext& c, const OnnxValue& x, int axis) {
+    return c.Call(kOp.view(), {x}, {{"axis", int64_t{axis}}});
+  });
+}
+
+// 1 where an element is the first maximum along its axis, 0 elsewhere.
+absl::StatusOr<OnnxValue> HardmaxAlong(const NodeContext& ctx, const OnnxValue& x, int axis) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue first, ctx.Call("argmax", {x}, {{"axis", std::vector<int64_t>{axis}}, {"keepdims", int64_t{1}}}));
+  if (first.type.dtype() != DType::kI64) {
+    DYNVM_ASSIGN_OR_RETURN(first, ctx.Call("cast", {first}, {{"dtype", std::string(RelayDTypeName(DType::kI64))}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue extent, ExtentOf(ctx, x, axis));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue positions, Iota(ctx, extent, x.type.shape()[axis]));
+  if (const int trailing = x.type.rank() - axis - 1; trailing > 0) {
+    DYNVM_ASSIGN_OR_RETURN(positions, ctx.Call("expand_dims", {positions}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{trailing}}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue hot, ctx.Call("equal", {positions, first}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("cast", {hot}, {{"dtype", std::string(RelayDTypeName(x.type.dtype()))}}));
+  return out.type == x.type ? out : ctx.Narrow(out, x.type);
+}
+
+absl::StatusOr<Values> ConvertHardmax(NodeContext& ctx) { return AlongAxis(ctx, HardmaxAlong); }
 
 // LayerNormalization over axes [axis, rank): nn.layer_norm over the last axis, the
 // normalised axes flattened into one when there are several (their extents constant),
@@ -323,6 +350,7 @@ void AddNnConverters(ConverterTable& table) {
       {"Gemm", {ConvertGemm, {"alpha", "beta", "transA", "transB", "broadcast"}}},
       {"Softmax", {SoftmaxLike<"nn.softmax">, {"axis"}}},
       {"LogSoftmax", {SoftmaxLike<"nn.log_softmax">, {"axis"}}},
+      {"Hardmax", {ConvertHardmax, {"axis"}}},
       {"LayerNormalization", {ConvertLayerNorm, {"axis", "epsilon", "stash_type"}}},
       {"BatchNormalization",
        {ConvertBatchNorm, {"epsilon", "momentum", "is_test", "spatial", "training_mode"}}},

@@ -1,5 +1,5 @@
 // Converters of ONNX's constants and shape operators: Constant, Shape, Size,
-// ConstantOfShape and Range, with the shape arithmetic the importer folds (converters.h).
+// ConstantOfShape, Range and EyeLike, with the shape arithmetic the importer folds (converters.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/ops/common.h"
+#include "compiler/frontend/onnx/tensor_proto.h"
 
 namespace dynvm::compiler::onnx_frontend::ops {
 namespace {
@@ -112,6 +113,32 @@ absl::StatusOr<Values> ConvertRange(NodeContext& ctx) {
   return Values{std::move(out)};
 }
 
+// EyeLike: a matrix of x's shape (read at run time where the type does not know it)
+// and of `dtype` (default x's), 1 on diagonal k (positive above the main one), 0
+// elsewhere.
+absl::StatusOr<Values> ConvertEyeLike(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (x.type.rank() != 2) return ctx.Invalid(absl::StrFormat("the input must be a matrix, got %s", x.type.ToString()));
+  DType dtype = x.type.dtype();
+  if (ctx.HasAttr("dtype")) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t onnx_dtype, ctx.Int("dtype"));
+    absl::StatusOr<DType> given = DTypeFromOnnx(static_cast<int32_t>(onnx_dtype));
+    if (!given.ok()) return ctx.Unimplemented(std::string(given.status().message()));
+    dtype = *given;
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t k, ctx.Int("k", 0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue rows, ExtentOf(ctx, x, 0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue cols, ExtentOf(ctx, x, 1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue i, Iota(ctx, rows, x.type.shape()[0]));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue j, Iota(ctx, cols, x.type.shape()[1]));
+  DYNVM_ASSIGN_OR_RETURN(i, ctx.Call("expand_dims", {i}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{1}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue diagonal, ctx.Call("subtract", {j, i}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue on, ctx.Call("equal", {diagonal, NodeContext::ConstantI64({k}, true)}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call("cast", {on}, {{"dtype", std::string(RelayDTypeName(dtype))}}));
+  const Type type = Type::Tensor(dtype, x.type.shape());
+  return Values{out.type == type ? out : ctx.Narrow(out, type)};
+}
+
 }  // namespace
 
 void AddShapeConverters(ConverterTable& table) {
@@ -119,6 +146,7 @@ void AddShapeConverters(ConverterTable& table) {
       {"Constant", {ConvertConstant, {"value", "value_float", "value_int", "value_ints"}}},
       {"Shape", {ConvertShape, {"start", "end"}}}, {"Size", {ConvertSize, {}}},
       {"ConstantOfShape", {ConvertConstantOfShape, {"value"}}}, {"Range", {ConvertRange, {}}},
+      {"EyeLike", {ConvertEyeLike, {"dtype", "k"}}},
   });
 }
 

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/relay_text/printer.h"
 #include "gmock/gmock.h"
@@ -293,13 +295,14 @@ TEST(OnnxImporterErrorTest, WrongTypesNameTheNodeAndTheTypes) {
 }
 
 TEST(OnnxImporterErrorTest, UnsupportedOperatorsAttributesAndOpsets) {
-  onnx::ModelProto m = Model();
+  onnx::ModelProto m = Model(16);
   onnx::GraphProto* g = m.mutable_graph();
-  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"2", "8", "4", "4"});
-  AddIntAttr(AddNode(g, "DepthToSpace", {"x"}, {"y"}, "d2s"), "blocksize", 2);
-  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"2", "2", "8", "8"});
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"1", "1", "4", "4"});
+  AddValue(g->mutable_input(), "grid", onnx::TensorProto::FLOAT, {"1", "4", "4", "2"});
+  AddNode(g, "GridSample", {"x", "grid"}, {"y"}, "sample");
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"1", "1", "4", "4"});
   ExpectError(Import(m), absl::StatusCode::kUnimplemented,
-              "node 'd2s' (DepthToSpace, opset 14): operator DepthToSpace is not supported");
+              "node 'sample' (GridSample, opset 16): operator GridSample is not supported");
 
   // Opset 6 broadcasting along an axis changes what Add means: refused, not ignored.
   onnx::ModelProto old = Model(6);
@@ -403,6 +406,112 @@ TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
     if (c.shape.size() > 1) (*shape)->data_as<int64_t>()[1] = 2;
     EXPECT_TRUE(machine.Invoke("main", {Value(*shape), Value(*x)}).ok());
   }
+}
+
+// `m` imported, compiled and loaded; null (with a test failure) on an error.
+std::shared_ptr<const vm::Executable> ImportAndCompile(const onnx::ModelProto& m) {
+  absl::StatusOr<Module> mod = Import(m);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? CompileAndLoad(*mod) : nullptr;
+}
+
+// A float tensor of `shape` holding 1, 2, 3, ...
+NDArray Counting(const std::vector<int64_t>& shape, const std::shared_ptr<Allocator>& allocator) {
+  absl::StatusOr<NDArray> t = NDArrayObj::Empty(shape, DType::kF32, allocator);
+  EXPECT_TRUE(t.ok()) << t.status();
+  for (int64_t i = 0; i < (*t)->num_elements(); ++i) (*t)->data_as<float>()[i] = static_cast<float>(i + 1);
+  return *t;
+}
+
+// torch.tril as GPT exports build their causal mask: over a sequence whose length is
+// known only at run time, from extents read when the model runs.
+TEST(OnnxImporterTest, TriluOverExtentsKnownAtRunTime) {
+  onnx::ModelProto m = Model();
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"batch", "seq", "seq"});
+  AddValue(g->mutable_input(), "k", onnx::TensorProto::INT64, {});
+  AddIntAttr(AddNode(g, "Trilu", {"x", "k"}, {"y"}), "upper", 0);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"batch", "seq", "seq"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  for (const auto& [batch, seq, k] : {std::tuple{1, 1, 0}, {2, 5, 0}, {1, 7, -2}, {3, 4, 1}}) {
+    SCOPED_TRACE(absl::StrFormat("batch %d, seq %d, k %d", batch, seq, k));
+    const NDArray x = Counting({batch, seq, seq}, allocator);
+    absl::StatusOr<NDArray> kt = NDArrayObj::Empty({}, DType::kI64, allocator);
+    ASSERT_TRUE(kt.ok());
+    (*kt)->data_as<int64_t>()[0] = k;
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(x), Value(*kt)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const NDArrayObj& y = *got->As<NDArrayObj>();
+    ASSERT_EQ(std::vector<int64_t>(y.shape().begin(), y.shape().end()), (std::vector<int64_t>{batch, seq, seq}));
+    for (int64_t e = 0; e < y.num_elements(); ++e) {
+      const int64_t i = (e / seq) % seq, j = e % seq;
+      ASSERT_EQ(y.data_as<float>()[e], j - i <= k ? static_cast<float>(e + 1) : 0.0f) << "element " << e;
+    }
+  }
+}
+
+// OneHot's depth arrives as a tensor at run time and decides the result's extent.
+TEST(OnnxImporterTest, OneHotDepthKnownAtRunTime) {
+  onnx::ModelProto m = Model(11);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "indices", onnx::TensorProto::INT64, {"n"});
+  AddValue(g->mutable_input(), "depth", onnx::TensorProto::INT64, {});
+  AddValue(g->mutable_input(), "values", onnx::TensorProto::FLOAT, {"2"});
+  AddNode(g, "OneHot", {"indices", "depth", "values"}, {"y"});
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n", "d"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  const std::vector<int64_t> indices = {0, 2, -1, 7, -9};
+  absl::StatusOr<NDArray> idx = NDArrayObj::Empty({5}, DType::kI64, allocator);
+  absl::StatusOr<NDArray> values = NDArrayObj::Empty({2}, DType::kF32, allocator);
+  ASSERT_TRUE(idx.ok() && values.ok());
+  std::copy(indices.begin(), indices.end(), (*idx)->data_as<int64_t>());
+  (*values)->data_as<float>()[0] = -1.0f;
+  (*values)->data_as<float>()[1] = 5.0f;
+  for (const int64_t depth : {3, 8}) {
+    SCOPED_TRACE(depth);
+    absl::StatusOr<NDArray> d = NDArrayObj::Empty({}, DType::kI64, allocator);
+    ASSERT_TRUE(d.ok());
+    (*d)->data_as<int64_t>()[0] = depth;
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(*idx), Value(*d), Value(*values)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const NDArrayObj& y = *got->As<NDArrayObj>();
+    ASSERT_EQ(std::vector<int64_t>(y.shape().begin(), y.shape().end()), (std::vector<int64_t>{5, depth}));
+    for (int64_t r = 0; r < 5; ++r) {
+      // Negative indices wrap once; what is still outside [0, depth) is all off.
+      const int64_t hot = indices[r] < 0 ? indices[r] + depth : indices[r];
+      for (int64_t c = 0; c < depth; ++c) {
+        EXPECT_EQ(y.data_as<float>()[r * depth + c], c == hot ? 5.0f : -1.0f) << r << ", " << c;
+      }
+    }
+  }
+}
+
+TEST(OnnxImporterErrorTest, LossesCheckTheirOperands) {
+  const auto loss_model = [](const std::vector<std::string>& target_dims, const std::string& reduction) {
+    onnx::ModelProto m = Model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"3", "5", "2"});
+    AddValue(g->mutable_input(), "t", onnx::TensorProto::INT64, target_dims);
+    onnx::NodeProto* n = AddNode(g, "NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, "nll");
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("reduction");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(reduction);
+    AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {});
+    return m;
+  };
+  EXPECT_TRUE(Import(loss_model({"3", "2"}, "mean")).ok());
+  // ONNX's shape inference sees a target of the wrong rank before the converter does.
+  ExpectError(Import(loss_model({"3"}, "mean")), absl::StatusCode::kInvalidArgument,
+              "Target rank must be 1 less than the input rank");
+  ExpectError(Import(loss_model({"3", "2"}, "average")), absl::StatusCode::kInvalidArgument,
+              "node 'nll' (NegativeLogLikelihoodLoss, opset 13): attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"average\"");
 }
 
 TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
