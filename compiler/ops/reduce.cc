@@ -16,8 +16,8 @@ enum class Result { kSame, kInt64 };
 // kNoIdentity: max, min, argmax, argmin, which cannot reduce zero elements.
 template <Result kResult, bool kFloatOnly, bool kNoIdentity = false>
 absl::StatusOr<Type> ReduceRel(const OpCall& call) {
-  static constexpr DType kFloat[] = {DType::kF32};
-  static constexpr DType kNumeric[] = {DType::kF32, DType::kI32, DType::kI64};
+  static constexpr DType kFloat[] = {DType::kF32, DType::kF64};
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
   const absl::Span<const DType> dtypes = kFloatOnly ? absl::Span<const DType>(kFloat) : kNumeric;
   const bool fused = call.attrs.contains("prologue") || call.attrs.contains("epilogue");
   if (!call.attrs.contains("prologue") && call.args.size() != 1) {

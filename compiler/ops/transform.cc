@@ -399,7 +399,7 @@ absl::StatusOr<Type> ScatterElementsRel(const OpCall& call) {
 }
 
 absl::StatusOr<Type> CumsumRel(const OpCall& call) {
-  static constexpr DType kNumeric[] = {DType::kF32, DType::kI32, DType::kI64};
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kNumeric));
   if (!HasAttr(call, "axis")) {
     Dim size = 1;

@@ -1,11 +1,11 @@
 // Reductions over any set of axes, and cumsum.
 //
-//   sum, prod, max, min     f32, i32, i64 -> the input's dtype
-//   mean, l2_norm           f32 -> f32 (l2_norm = sqrt(sum(x^2)))
-//   argmax, argmin          f32, i32, i64 -> i64: the position of the extreme value,
+//   sum, prod, max, min     f32, f64, i32, i64 -> the input's dtype
+//   mean, l2_norm           f32, f64 -> the input's dtype (l2_norm = sqrt(sum(x^2)))
+//   argmax, argmin          f32, f64, i32, i64 -> i64: the position of the extreme value,
 //                           flat (row-major) over the reduced axes; the first on ties,
 //                           the last with select_last_index=1
-//   cumsum                  f32, i32, i64: running sums along one axis
+//   cumsum                  f32, f64, i32, i64: running sums along one axis
 //
 // Reduction attributes (Relay's): `axis`, an int or a list of ints counted from the end
 // when negative, absent for all axes (an empty list reduces none); `keepdims` (0/1)
@@ -13,7 +13,7 @@
 // takes `axis` (absent: over the flattened input, giving a 1-D output), `exclusive`
 // (0/1: each output excludes its own element) and `reverse` (0/1: sums from the end).
 //
-// Semantics: f32 sum, mean, prod, l2_norm and cumsum accumulate in double, so a result
+// Semantics: float sum, mean, prod, l2_norm and cumsum accumulate in double, so an f32 result
 // is within one f32 rounding of the exact value unless the terms cancel; integer sums
 // and products wrap. max, min, argmax and argmin treat NaN as the extreme (NaN
 // propagates; argmax returns the first NaN). Reducing zero elements gives sum 0, prod 1,
@@ -69,7 +69,8 @@ using elementwise::DTypeSet;
 using elementwise::ElementwiseUkernels;
 using internal::Odometer;
 
-constexpr DTypeSet kNumeric = elementwise::kF32 | elementwise::kI32 | elementwise::kI64;
+constexpr DTypeSet kFloat = elementwise::kF32 | elementwise::kF64;
+constexpr DTypeSet kNumeric = kFloat | elementwise::kI32 | elementwise::kI64;
 
 // ---------------------------------------------------------------------------------------
 // Attributes.
@@ -83,9 +84,9 @@ struct ReduceSpec {
 };
 
 constexpr ReduceSpec kReduceSpecs[] = {
-    {"sum", ReduceKind::kSum, kNumeric},       {"mean", ReduceKind::kMean, elementwise::kF32},
+    {"sum", ReduceKind::kSum, kNumeric},       {"mean", ReduceKind::kMean, kFloat},
     {"max", ReduceKind::kMax, kNumeric},       {"min", ReduceKind::kMin, kNumeric},
-    {"prod", ReduceKind::kProd, kNumeric},     {"l2_norm", ReduceKind::kL2Norm, elementwise::kF32},
+    {"prod", ReduceKind::kProd, kNumeric},     {"l2_norm", ReduceKind::kL2Norm, kFloat},
     {"argmax", ReduceKind::kArgMax, kNumeric}, {"argmin", ReduceKind::kArgMin, kNumeric},
 };
 
@@ -748,6 +749,9 @@ absl::Status ReduceKernel(const KernelCall& call) {
       case DType::kF32:
         RunReduce(state, plan, x.data_as<float>(), y.data(), num_out, r.count, *call.pool);
         break;
+      case DType::kF64:
+        RunReduce(state, plan, x.data_as<double>(), y.data(), num_out, r.count, *call.pool);
+        break;
       case DType::kI32:
         RunReduce(state, plan, x.data_as<int32_t>(), y.data(), num_out, r.count, *call.pool);
         break;
@@ -878,6 +882,9 @@ absl::Status CumsumKernel(const KernelCall& call) {
   switch (x.dtype()) {
     case DType::kF32:
       Cumsum(state, s, x.data_as<float>(), y.data_as<float>(), *call.pool);
+      break;
+    case DType::kF64:
+      Cumsum(state, s, x.data_as<double>(), y.data_as<double>(), *call.pool);
       break;
     case DType::kI32:
       Cumsum(state, s, x.data_as<int32_t>(), y.data_as<int32_t>(), *call.pool);

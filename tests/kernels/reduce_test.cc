@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/api.h"
+#include "kernels/elementwise/dtypes.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -121,15 +122,18 @@ void CheckOne(std::string_view op, const NDArrayObj& y, int64_t o, const RefOut&
   } else {
     // A double accumulation of n terms errs by at most n 2^-52 of the sum of their
     // magnitudes (2^-50 allowed): divided by n for the mean, halved relatively by the
-    // square root of l2_norm.
-    LD want = 0, rel = 0x1p-24L, abs = n * 0x1p-50L * r.sum_abs;
+    // square root of l2_norm; the result's rounding to T adds half an ulp of T
+    // (2^-24 relative for f32, 2^-53 for f64).
+    constexpr LD kHalfUlp = std::numeric_limits<T>::epsilon() / 2;
+    LD want = 0, rel = kHalfUlp, abs = n * 0x1p-50L * r.sum_abs;
     if (op == "sum") want = r.sum;
     if (op == "mean") want = r.count == 0 ? NAN : r.sum / n, abs = 0x1p-50L * r.sum_abs;
     if (op == "l2_norm") {
       want = std::sqrt(r.sum_sq);
       abs = want > 0 ? n * 0x1p-50L * r.sum_sq / want : 0;
     }
-    if (op == "prod") want = r.prod, rel = 0x1p-23L;
+    // A product of n terms in double errs by at most n 2^-53 relatively.
+    if (op == "prod") want = r.prod, rel = 2 * kHalfUlp + n * 0x1p-53L, abs = 0;
     ASSERT_TRUE(close(got, want, rel, abs))
         << op << " output " << o << ": got " << got << ", want " << static_cast<double>(want);
   }
@@ -195,16 +199,14 @@ std::vector<int64_t> RandomShape(std::mt19937& rng) {
 
 template <typename T>
 class ReduceTest : public ::testing::Test {};
-using Types = ::testing::Types<float, int32_t, int64_t>;
+using Types = ::testing::Types<float, double, int32_t, int64_t>;
 TYPED_TEST_SUITE(ReduceTest, Types);
 
 TYPED_TEST(ReduceTest, RandomShapesAndAxes) {
   using T = TypeParam;
-  constexpr DType kDType = std::is_same_v<T, float>     ? DType::kF32
-                           : std::is_same_v<T, int32_t> ? DType::kI32
-                                                        : DType::kI64;
+  constexpr DType kDType = elementwise::DTypeOf<T>();
   std::vector<const char*> ops = {"sum", "max", "min", "prod", "argmax", "argmin"};
-  if (kDType == DType::kF32) ops.insert(ops.end(), {"mean", "l2_norm"});
+  if (std::is_floating_point_v<T>) ops.insert(ops.end(), {"mean", "l2_norm"});
   std::mt19937 rng(2024);
   for (int iter = 0; iter < 150; ++iter) {
     const std::vector<int64_t> shape = RandomShape(rng);
@@ -217,9 +219,9 @@ TYPED_TEST(ReduceTest, RandomShapesAndAxes) {
     opt.last = rng() % 2;
     // Few distinct values, so that ties are common; some NaN among floats.
     NDArray x = RandomTensor(shape, kDType, rng, -3.0, 3.0);
-    if (kDType == DType::kF32) {
+    if constexpr (std::is_floating_point_v<T>) {
       for (int64_t i = 0; i < x->num_elements(); ++i) {
-        float& v = x->template data_as<float>()[i];
+        T& v = x->template data_as<T>()[i];
         if (rng() % 3 == 0) v = std::round(v);
         if (iter % 4 == 0 && rng() % 50 == 0) v = NAN;
       }
@@ -393,7 +395,7 @@ void CheckCumsum(const NDArray& x, std::optional<int64_t> axis, bool exclusive, 
         if constexpr (std::is_integral_v<T>) {
           ASSERT_EQ(out[at], static_cast<T>(wrap)) << at;
         } else {
-          ASSERT_LE(std::fabs(out[at] - sum), 0x1p-24L * std::fabs(sum) + len * 0x1p-50L * sum_abs)
+          ASSERT_LE(std::fabs(out[at] - sum), static_cast<LD>(std::numeric_limits<T>::epsilon()) / 2 * std::fabs(sum) + len * 0x1p-50L * sum_abs)
               << at;
         }
         if (exclusive) add();
@@ -404,9 +406,7 @@ void CheckCumsum(const NDArray& x, std::optional<int64_t> axis, bool exclusive, 
 
 TYPED_TEST(ReduceTest, Cumsum) {
   using T = TypeParam;
-  constexpr DType kDType = std::is_same_v<T, float>     ? DType::kF32
-                           : std::is_same_v<T, int32_t> ? DType::kI32
-                                                        : DType::kI64;
+  constexpr DType kDType = elementwise::DTypeOf<T>();
   std::mt19937 rng(77);
   for (int iter = 0; iter < 60; ++iter) {
     const std::vector<int64_t> shape = RandomShape(rng);
@@ -436,11 +436,11 @@ TEST(ReduceErrorTest, DTypes) {
   NDArray i32 = RandomTensor({2, 3}, DType::kI32, rng);
   NDArray f16 = RandomTensor({2, 3}, DType::kF16, rng);
   ExpectInvalid(RunKernel("mean", {}, {i32}).status(),
-                "unsupported dtype i32 for mean input: expected f32");
+                "unsupported dtype i32 for mean input: expected f32 or f64");
   ExpectInvalid(RunKernel("sum", {}, {f16}).status(),
-                "unsupported dtype f16 for sum input: expected f32, i32 or i64");
+                "unsupported dtype f16 for sum input: expected f32, f64, i32 or i64");
   ExpectInvalid(RunKernel("cumsum", {}, {f16}).status(),
-                "unsupported dtype f16 for cumsum input: expected f32, i32 or i64");
+                "unsupported dtype f16 for cumsum input: expected f32, f64, i32 or i64");
   ExpectInvalid(RunKernel("argmax", {}, {i32}, {DType::kI32}).status(),
                 "argmax: output 0 has dtype i32, expected i64");
   ExpectInvalid(RunKernel("sum", {}, {i32}, {DType::kI64}).status(),

@@ -24,6 +24,7 @@ const ops::ConverterTable& Table() {
     ops::AddDataMovementConverters(*t);
     ops::AddNnConverters(*t);
     ops::AddLossConverters(*t);
+    ops::AddEinsumConverters(*t);
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);

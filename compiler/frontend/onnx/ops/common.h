@@ -67,6 +67,7 @@ void AddShapeConverters(ConverterTable& table);
 void AddDataMovementConverters(ConverterTable& table);
 void AddNnConverters(ConverterTable& table);
 void AddLossConverters(ConverterTable& table);
+void AddEinsumConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);
