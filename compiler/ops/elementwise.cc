@@ -14,6 +14,7 @@ namespace dynvm::compiler::internal {
 namespace {
 
 constexpr DType kFloat[] = {DType::kF32};
+constexpr DType kFloats[] = {DType::kF32, DType::kF64};  // f32 maps that take f64 too
 constexpr DType kSigned[] = {DType::kF32, DType::kI32, DType::kI64};
 constexpr DType kBool[] = {DType::kBool};
 // The dtypes of the binary kernels (kernels/elementwise/binary.cc): arithmetic, and power.
@@ -84,8 +85,12 @@ absl::StatusOr<Type> FusedElementwiseRel(const OpCall& call) {
 
 constexpr OpDef kOps[] = {
     {"negative", 1, 1, MapRel<kSigned>},     {"abs", 1, 1, MapRel<kSigned>},
-    {"sign", 1, 1, MapRel<kSigned>},         {"exp", 1, 1, MapRel<kFloat>},
-    {"log", 1, 1, MapRel<kFloat>},           {"sqrt", 1, 1, MapRel<kFloat>},
+    {"sign", 1, 1, MapRel<kSigned>},         {"exp", 1, 1, MapRel<kFloats>},
+    {"log", 1, 1, MapRel<kFloats>},          {"sqrt", 1, 1, MapRel<kFloats>},
+    {"sinh", 1, 1, MapRel<kFloats>},         {"cosh", 1, 1, MapRel<kFloats>},
+    {"asin", 1, 1, MapRel<kFloats>},         {"acos", 1, 1, MapRel<kFloats>},
+    {"atan", 1, 1, MapRel<kFloats>},         {"asinh", 1, 1, MapRel<kFloats>},
+    {"acosh", 1, 1, MapRel<kFloats>},        {"atanh", 1, 1, MapRel<kFloats>},
     {"rsqrt", 1, 1, MapRel<kFloat>},         {"reciprocal", 1, 1, MapRel<kFloat>},
     {"tanh", 1, 1, MapRel<kFloat>},          {"sigmoid", 1, 1, MapRel<kFloat>},
     {"erf", 1, 1, MapRel<kFloat>},           {"sin", 1, 1, MapRel<kFloat>},

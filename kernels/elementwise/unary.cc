@@ -3,7 +3,10 @@
 //   f32 maps     negative, abs, exp, log, sqrt, rsqrt, reciprocal, tanh, sigmoid,
 //                nn.relu, nn.leaky_relu (alpha), gelu (approximate), erf, sin, cos,
 //                floor, ceil, round, sign, clip (a_min, a_max) — y = op(x), f32; negative,
-//                abs and sign also i32 and i64 (wrapping: -MIN == MIN, |MIN| == MIN)
+//                abs and sign also i32 and i64 (wrapping: -MIN == MIN, |MIN| == MIN);
+//                exp, log and sqrt also f64 (the C library's, element by element)
+//   libm maps    sinh, cosh, asin, acos, atan, asinh, acosh, atanh — f32 and f64, the C
+//                library's functions element by element (NaN outside their domains)
 //   predicates   isnan (f32 -> bool), logical_not (bool -> bool)
 //   cast         any dtype -> the dtype attribute (rules in kernels/elementwise/convert.h)
 //
@@ -58,14 +61,15 @@ struct MapSpec {
   const char* name;
   VUnaryOp op;
   bool integers;  // also takes i32 and i64
+  double (*f64)(double) = nullptr;  // where it also takes f64: the C library's function
 };
 
 constexpr MapSpec kMapSpecs[] = {
     {"negative", VUnaryOp::kNeg, true},
     {"abs", VUnaryOp::kAbs, true},
-    {"exp", VUnaryOp::kExp, false},
-    {"log", VUnaryOp::kLog, false},
-    {"sqrt", VUnaryOp::kSqrt, false},
+    {"exp", VUnaryOp::kExp, false, [](double x) { return std::exp(x); }},
+    {"log", VUnaryOp::kLog, false, [](double x) { return std::log(x); }},
+    {"sqrt", VUnaryOp::kSqrt, false, [](double x) { return std::sqrt(x); }},
     {"rsqrt", VUnaryOp::kRsqrt, false},
     {"reciprocal", VUnaryOp::kReciprocal, false},
     {"tanh", VUnaryOp::kTanh, false},
@@ -133,8 +137,18 @@ absl::StatusOr<std::shared_ptr<const void>> BindMap(const Attrs& attrs) {
 }
 
 DTypeSet MapDTypes(const MapSpec& spec) {
-  return spec.integers ? elementwise::kF32 | elementwise::kI32 | elementwise::kI64
-                       : elementwise::kF32;
+  const DTypeSet floats = spec.f64 != nullptr ? elementwise::kF32 | elementwise::kF64 : elementwise::kF32;
+  return spec.integers ? floats | elementwise::kI32 | elementwise::kI64 : floats;
+}
+
+// y = f(x) for T, split over the pool.
+template <typename T, typename F>
+void LibmMap(ThreadPool& pool, const NDArrayObj& x, const NDArrayObj& y, F f) {
+  const T* px = x.data_as<T>();
+  T* py = y.data_as<T>();
+  ParallelChunks(pool, x.num_elements(), 2 * sizeof(T), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) py[i] = f(px[i]);
+  });
 }
 
 absl::Status MapShapeFn(const ShapeCall& call) {
@@ -179,6 +193,10 @@ absl::Status MapKernel(const KernelCall& call) {
     });
     return absl::OkStatus();
   }
+  if (x.dtype() == DType::kF64) {
+    LibmMap<double>(*call.pool, x, y, state.spec->f64);
+    return absl::OkStatus();
+  }
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_as<T>();
@@ -202,6 +220,59 @@ absl::Status RegisterMaps(KernelRegistry& registry, std::index_sequence<kIndex..
                                                       .bind = kBinds[i],
                                                       .shape_fn = MapShapeFn}));
   }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
+// libm maps: the hyperbolic and inverse trigonometric functions, which models seldom
+// run over many elements: the C library's functions element by element, f32 computed in
+// f32 and f64 in f64, split over the pool. No attributes.
+
+struct LibmSpec {
+  const char* name;
+  float (*f32)(float);
+  double (*f64)(double);
+};
+
+#define DYNVM_LIBM(fn) \
+  {#fn, [](float x) { return std::fn(x); }, [](double x) { return std::fn(x); }}
+constexpr LibmSpec kLibmSpecs[] = {DYNVM_LIBM(sinh), DYNVM_LIBM(cosh), DYNVM_LIBM(asin),
+                                   DYNVM_LIBM(acos), DYNVM_LIBM(atan), DYNVM_LIBM(asinh),
+                                   DYNVM_LIBM(acosh), DYNVM_LIBM(atanh)};
+#undef DYNVM_LIBM
+
+constexpr DTypeSet kLibmDTypes = elementwise::kF32 | elementwise::kF64;
+
+template <size_t kIndex>
+absl::Status LibmShapeFn(const ShapeCall& call) {
+  DYNVM_RETURN_IF_ERROR(
+      elementwise::CheckDTypeIn(kLibmSpecs[kIndex].name, "input", *call.inputs[0], kLibmDTypes));
+  call.output_shapes[0] = call.inputs[0]->shape();
+  return absl::OkStatus();
+}
+
+template <size_t kIndex>
+absl::Status LibmKernel(const KernelCall& call) {
+  const LibmSpec& spec = kLibmSpecs[kIndex];
+  const NDArrayObj& x = *call.args[0];
+  const NDArrayObj& y = *call.args[1];
+  DYNVM_RETURN_IF_ERROR(CheckUnary(spec.name, x, kLibmDTypes, y, x.dtype()));
+  if (x.dtype() == DType::kF32) {
+    LibmMap<float>(*call.pool, x, y, spec.f32);
+  } else {
+    LibmMap<double>(*call.pool, x, y, spec.f64);
+  }
+  return absl::OkStatus();
+}
+
+template <size_t... kIndex>
+absl::Status RegisterLibmMaps(KernelRegistry& registry, std::index_sequence<kIndex...>) {
+  const KernelDef defs[] = {KernelDef{.name = kLibmSpecs[kIndex].name,
+                                      .num_inputs = 1,
+                                      .num_outputs = 1,
+                                      .fn = LibmKernel<kIndex>,
+                                      .shape_fn = LibmShapeFn<kIndex>}...};
+  for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();
 }
 
@@ -316,6 +387,8 @@ absl::Status CastKernel(const KernelCall& call) {
 
 absl::Status RegisterUnaryKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterMaps(registry, std::make_index_sequence<std::size(kMapSpecs)>()));
+  DYNVM_RETURN_IF_ERROR(
+      RegisterLibmMaps(registry, std::make_index_sequence<std::size(kLibmSpecs)>()));
   const KernelDef defs[] = {
       {.name = kIsNan,
        .num_inputs = 1,
