@@ -10,7 +10,8 @@
 // Reduction attributes (Relay's): `axis`, an int or a list of ints counted from the end
 // when negative, absent for all axes (an empty list reduces none); `keepdims` (0/1)
 // keeps reduced axes as extent 1; `exclude` (0/1) reduces the axes NOT listed. cumsum
-// takes `axis` (absent: over the flattened input, giving a 1-D output), `exclusive`
+// takes `axis` (absent: over the flattened input, giving a 1-D output; or a second input,
+// a one-element i32/i64 tensor read at run time, ONNX's form), `exclusive`
 // (0/1: each output excludes its own element) and `reverse` (0/1: sums from the end).
 //
 // Semantics: float sum, mean, prod, l2_norm and cumsum accumulate in double, so an f32 result
@@ -821,10 +822,34 @@ absl::StatusOr<CumsumShape> ResolveCumsum(const CumsumState& state, const NDArra
   return s;
 }
 
+// The call's state: the bound one, or with two inputs, the axis read from the second.
+absl::StatusOr<CumsumState> CallCumsumState(const CumsumState& bound,
+                                            absl::Span<NDArrayObj* const> inputs) {
+  if (inputs.size() == 1) return bound;
+  if (inputs.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kernel 'cumsum' takes 1 or 2 inputs (data, and the axis), not %d", inputs.size()));
+  }
+  if (bound.axis.has_value()) {
+    return absl::InvalidArgumentError("cumsum: the axis is an attribute and an input; give one");
+  }
+  const NDArrayObj& axis = *inputs[1];
+  DYNVM_RETURN_IF_ERROR(
+      elementwise::CheckDTypeIn("cumsum", "axis", axis, elementwise::kI32 | elementwise::kI64));
+  if (axis.num_elements() != 1 || axis.ndim() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cumsum: the axis must hold one element, got shape %s", ShapeToString(axis.shape())));
+  }
+  CumsumState state = bound;
+  state.axis = axis.dtype() == DType::kI32 ? axis.data_as<int32_t>()[0] : axis.data_as<int64_t>()[0];
+  return state;
+}
+
 absl::Status CumsumShapeFn(const ShapeCall& call) {
   DYNVM_ASSIGN_OR_RETURN(
-      const CumsumShape s,
-      ResolveCumsum(*static_cast<const CumsumState*>(call.state), *call.inputs[0]));
+      const CumsumState state,
+      CallCumsumState(*static_cast<const CumsumState*>(call.state), call.input_span()));
+  DYNVM_ASSIGN_OR_RETURN(const CumsumShape s, ResolveCumsum(state, *call.inputs[0]));
   call.output_shapes[0] = s.out_shape;
   return absl::OkStatus();
 }
@@ -873,9 +898,11 @@ void Cumsum(const CumsumState& state, const CumsumShape& s, const T* x, T* y, Th
 }
 
 absl::Status CumsumKernel(const KernelCall& call) {
-  const auto& state = *static_cast<const CumsumState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(
+      const CumsumState state,
+      CallCumsumState(*static_cast<const CumsumState*>(call.state), call.inputs()));
   const NDArrayObj& x = *call.args[0];
-  const NDArrayObj& y = *call.args[1];
+  const NDArrayObj& y = *call.outputs()[0];
   DYNVM_ASSIGN_OR_RETURN(const CumsumShape s, ResolveCumsum(state, x));
   DYNVM_RETURN_IF_ERROR(internal::CheckOutput("cumsum", y, x.dtype(), s.out_shape));
   if (x.num_elements() == 0) return absl::OkStatus();
@@ -902,7 +929,7 @@ absl::Status RegisterReduceKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(
       RegisterReductions(registry, std::make_index_sequence<std::size(kReduceSpecs)>()));
   return registry.Register(KernelDef{.name = "cumsum",
-                                     .num_inputs = 1,
+                                     .num_inputs = kVariadic,
                                      .num_outputs = 1,
                                      .fn = CumsumKernel,
                                      .bind = BindCumsum,

@@ -491,7 +491,45 @@ TEST(ReduceErrorTest, Arity) {
   ExpectInvalid(RunKernel("sum", {}, {x, x}).status(),
                 "kernel 'sum' takes 1 inputs and 1 outputs, not 2 and 1");
   ExpectInvalid(DefaultRegistry().Bind("cumsum", {}, 1, 2).status(),
-                "kernel 'cumsum' takes 1 inputs and 1 outputs, not 1 and 2");
+                "kernel 'cumsum' takes any number of inputs and 1 outputs, not 1 and 2");
+  ExpectInvalid(RunKernel("cumsum", {}, {x, x, x}, {DType::kF32}).status(),
+                "kernel 'cumsum' takes 1 or 2 inputs (data, and the axis), not 3");
+}
+
+// ONNX's CumSum gives the axis as a tensor read at run time: the same sums as the
+// attribute, and a clear error for an axis that is not one integer or given twice.
+TEST(ReduceTest, CumsumAxisAsInput) {
+  std::mt19937 rng(5);
+  const NDArray x = RandomTensor({3, 4, 5}, DType::kF32, rng, -10.0, 10.0);
+  for (int64_t axis : {0, 1, 2, -1, -3}) {
+    SCOPED_TRACE(axis);
+    for (DType dtype : {DType::kI32, DType::kI64}) {
+      NDArray a = *NDArrayObj::Empty(dtype == DType::kI32 ? Shape{} : Shape{1}, dtype, MakeNaiveAllocator());
+      if (dtype == DType::kI32) {
+        a->data_as<int32_t>()[0] = static_cast<int32_t>(axis);
+      } else {
+        a->data_as<int64_t>()[0] = axis;
+      }
+      absl::StatusOr<std::vector<NDArray>> got = RunKernel("cumsum", {{"reverse", int64_t{1}}}, {x, a}, {DType::kF32});
+      absl::StatusOr<std::vector<NDArray>> want = RunKernel("cumsum", {{"axis", axis}, {"reverse", int64_t{1}}}, {x});
+      ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
+      ASSERT_EQ((*got)[0]->shape(), x->shape());
+      for (int64_t i = 0; i < x->num_elements(); ++i) {
+        ASSERT_EQ((*got)[0]->data_as<float>()[i], (*want)[0]->data_as<float>()[i]) << i;
+      }
+    }
+  }
+  const NDArray two = TensorOf<int64_t>({2}, {0, 1});
+  const NDArray one = TensorOf<int64_t>({1}, {0});
+  const NDArray real = TensorOf<float>({1}, {0.0f});
+  ExpectInvalid(RunKernel("cumsum", {}, {x, two}, {DType::kF32}).status(),
+                "cumsum: the axis must hold one element, got shape [2]");
+  ExpectInvalid(RunKernel("cumsum", {}, {x, real}, {DType::kF32}).status(),
+                "unsupported dtype f32 for cumsum axis: expected i32 or i64");
+  ExpectInvalid(RunKernel("cumsum", {{"axis", int64_t{0}}}, {x, one}, {DType::kF32}).status(),
+                "cumsum: the axis is an attribute and an input; give one");
+  const NDArray nine = TensorOf<int64_t>({1}, {9});
+  ExpectInvalid(RunKernel("cumsum", {}, {x, nine}, {DType::kF32}).status(), "axis 9");
 }
 
 }  // namespace

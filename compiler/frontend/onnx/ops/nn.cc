@@ -235,13 +235,20 @@ absl::StatusOr<Values> ArgReduce(NodeContext& ctx) {
                                         {"select_last_index", last}}));
 }
 
+// CumSum: the axis an attribute of cumsum when known at compile time, else its second
+// input, read when the model runs.
 absl::StatusOr<Values> ConvertCumSum(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axis, ctx.ConstantInts(1));
-  if (axis.size() != 1) return ctx.Invalid("axis must hold one value");
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue axis, ctx.Input(1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t exclusive, ctx.Int("exclusive", 0));
   DYNVM_ASSIGN_OR_RETURN(const int64_t reverse, ctx.Int("reverse", 0));
-  return One(ctx.Call("cumsum", {x}, {{"axis", axis[0]}, {"exclusive", exclusive}, {"reverse", reverse}}));
+  kernels::Attrs attrs = {{"exclusive", exclusive}, {"reverse", reverse}};
+  if (std::optional<std::vector<int64_t>> known = axis.ConstantElements()) {
+    if (known->size() != 1) return ctx.Invalid("axis must hold one value");
+    attrs["axis"] = (*known)[0];
+    return One(ctx.Call("cumsum", {x}, std::move(attrs)));
+  }
+  return One(ctx.Call("cumsum", {x, axis}, std::move(attrs)));
 }
 
 
