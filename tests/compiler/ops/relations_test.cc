@@ -101,7 +101,8 @@ const std::map<std::string, Generator>& Generators() {
     for (const char* op : {"negative", "abs", "sign"}) (*g)[op] = Unary(DType::kI64);
     for (const char* op : {"exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf",
                            "sin", "cos", "floor", "ceil", "round", "nn.relu", "nn.leaky_relu",
-                           "gelu", "isnan"}) {
+                           "gelu", "isnan", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+                           "acosh", "atanh"}) {
       (*g)[op] = Unary(DType::kF32);
     }
     (*g)["clip"] = Unary(DType::kF32, {{"a_min", -1.0}, {"a_max", 1.0}});
