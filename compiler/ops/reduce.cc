@@ -55,7 +55,39 @@ absl::StatusOr<Type> ReduceRel(const OpCall& call) {
   return Type::Tensor(kResult == Result::kInt64 ? DType::kI64 : x.dtype(), std::move(shape));
 }
 
+// dyn.sum(data, axes) and the other dyn. reductions: the axes a rank-1 int tensor read
+// at run time. With keepdims the rank stays and every extent is `?` (1 or the input's);
+// without, the rank drops by the number of axes, which must be known (an empty list
+// reduces every axis, or none with noop_with_empty_axes).
+template <bool kFloatOnly>
+absl::StatusOr<Type> DynReduceRel(const OpCall& call) {
+  static constexpr DType kFloat[] = {DType::kF32, DType::kF64};
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "x", kFloatOnly ? absl::Span<const DType>(kFloat) : kNumeric));
+  DYNVM_ASSIGN_OR_RETURN(const Type axes, TensorArg(call, 1, "axes", kIndex));
+  if (axes.rank() != 1) {
+    return OpError(call, absl::StrFormat("the axes must be a list (rank 1), got %s", axes.ToString()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, IntAttr(call, "keepdims", 0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t noop, IntAttr(call, "noop_with_empty_axes", 0));
+  const Dim count = axes.shape()[0];
+  if (count == Dim(0)) {
+    if (noop != 0) return x;
+    return Type::Tensor(x.dtype(), keepdims != 0 ? std::vector<Dim>(x.rank(), Dim(1)) : std::vector<Dim>{});
+  }
+  if (keepdims != 0) return Type::Tensor(x.dtype(), std::vector<Dim>(x.rank(), Dim::Any()));
+  if (!count.is_const() || count.const_value() > x.rank()) {
+    return OpError(call, absl::StrFormat("without keepdims the number of axes must be static and at "
+                                         "most the rank %d, got axes %s", x.rank(), axes.ToString()));
+  }
+  return Type::Tensor(x.dtype(), std::vector<Dim>(x.rank() - count.const_value(), Dim::Any()));
+}
+
 constexpr OpDef kOps[] = {
+    {"dyn.sum", 2, 2, DynReduceRel<false>},  {"dyn.prod", 2, 2, DynReduceRel<false>},
+    {"dyn.max", 2, 2, DynReduceRel<false>},  {"dyn.min", 2, 2, DynReduceRel<false>},
+    {"dyn.mean", 2, 2, DynReduceRel<true>},  {"dyn.l2_norm", 2, 2, DynReduceRel<true>},
     {"sum", 1, -1, ReduceRel<Result::kSame, false>},   {"prod", 1, -1, ReduceRel<Result::kSame, false>},
     {"max", 1, -1, ReduceRel<Result::kSame, false, true>},
     {"min", 1, -1, ReduceRel<Result::kSame, false, true>},

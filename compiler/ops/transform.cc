@@ -406,7 +406,8 @@ absl::StatusOr<Type> CumsumRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kNumeric));
   if (call.args.size() == 2) {
     DYNVM_ASSIGN_OR_RETURN(const Type axis, TensorArg(call, 1, "axis", kIndex));
-    if (HasAttr(call, "axis") || axis.rank() > 1 || (axis.rank() == 1 && axis.shape()[0] != Dim(1))) {
+    if (HasAttr(call, "axis") || axis.rank() > 1 ||
+        (axis.rank() == 1 && axis.shape()[0].is_const() && axis.shape()[0] != Dim(1))) {
       return OpError(call, absl::StrFormat("the axis must be one element, as an attribute or an input, "
                                            "got the input %s%s", axis.ToString(),
                                            HasAttr(call, "axis") ? " and the attribute" : ""));

@@ -82,13 +82,18 @@ struct ReduceSpec {
   const char* name;
   ReduceKind kind;
   DTypeSet dtypes;
+  const char* dyn_name;  // the form whose axes are a second input, or null
 };
 
 constexpr ReduceSpec kReduceSpecs[] = {
-    {"sum", ReduceKind::kSum, kNumeric},       {"mean", ReduceKind::kMean, kFloat},
-    {"max", ReduceKind::kMax, kNumeric},       {"min", ReduceKind::kMin, kNumeric},
-    {"prod", ReduceKind::kProd, kNumeric},     {"l2_norm", ReduceKind::kL2Norm, kFloat},
-    {"argmax", ReduceKind::kArgMax, kNumeric}, {"argmin", ReduceKind::kArgMin, kNumeric},
+    {"sum", ReduceKind::kSum, kNumeric, "dyn.sum"},
+    {"mean", ReduceKind::kMean, kFloat, "dyn.mean"},
+    {"max", ReduceKind::kMax, kNumeric, "dyn.max"},
+    {"min", ReduceKind::kMin, kNumeric, "dyn.min"},
+    {"prod", ReduceKind::kProd, kNumeric, "dyn.prod"},
+    {"l2_norm", ReduceKind::kL2Norm, kFloat, "dyn.l2_norm"},
+    {"argmax", ReduceKind::kArgMax, kNumeric, nullptr},
+    {"argmin", ReduceKind::kArgMin, kNumeric, nullptr},
 };
 
 bool IsArg(ReduceKind kind) { return kind == ReduceKind::kArgMax || kind == ReduceKind::kArgMin; }
@@ -104,6 +109,10 @@ struct ReduceState {
   bool select_last;
   std::optional<FusedProgram> prologue;  // f32 value reductions only
   std::optional<FusedProgram> epilogue;  // reads i0 only
+  // The dyn. forms: the axes are the second input, read per call; an empty list reduces
+  // every axis, or none with noop_with_empty_axes (ONNX's ReduceX from opset 13/18).
+  bool axes_input = false;
+  bool noop_with_empty_axes = false;
 };
 
 // The optional int or int-list attribute `axis`.
@@ -154,6 +163,33 @@ absl::StatusOr<std::shared_ptr<const void>> BindReduce(const Attrs& attrs,
   return std::shared_ptr<const void>(std::make_shared<ReduceState>(std::move(state)));
 }
 
+template <size_t kIndex>
+absl::StatusOr<std::shared_ptr<const void>> BindDynReduce(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"keepdims", "noop_with_empty_axes"}));
+  ReduceState state{&kReduceSpecs[kIndex], std::nullopt, false, false, false, std::nullopt, std::nullopt};
+  state.axes_input = true;
+  DYNVM_ASSIGN_OR_RETURN(state.keepdims, GetBoolAttr(attrs, "keepdims", false));
+  DYNVM_ASSIGN_OR_RETURN(state.noop_with_empty_axes, GetBoolAttr(attrs, "noop_with_empty_axes", false));
+  return std::shared_ptr<const void>(std::make_shared<ReduceState>(std::move(state)));
+}
+
+// A dyn. form's axes (the second input: i32 or i64, rank 1) into `state`.
+absl::Status ReadAxesInput(const NDArrayObj& axes, ReduceState& state) {
+  const std::string op = state.spec->dyn_name;
+  DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(op, "axes", axes, elementwise::kI32 | elementwise::kI64));
+  if (axes.ndim() != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the axes must be a list (rank 1), got shape %s", op, ShapeToString(axes.shape())));
+  }
+  std::vector<int64_t> list(axes.num_elements());
+  for (int64_t i = 0; i < axes.num_elements(); ++i) {
+    list[i] = axes.dtype() == DType::kI32 ? axes.data_as<int32_t>()[i] : axes.data_as<int64_t>()[i];
+  }
+  // Empty: every axis (absent), or none.
+  if (!list.empty() || state.noop_with_empty_axes) state.axes = std::move(list);
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------
 // Axes of one call.
 
@@ -202,9 +238,22 @@ absl::StatusOr<Reduction> Resolve(const ReduceState& state, absl::Span<const int
 
 // The checks the shape function and the kernel share: the input (or the prologue's
 // inputs, whose broadcast becomes `shape`), its dtype, and the axes.
-absl::StatusOr<Reduction> CheckInputs(const ReduceState& state,
+absl::StatusOr<Reduction> CheckInputs(const ReduceState& bound,
                                       absl::Span<NDArrayObj* const> inputs, Shape& shape,
                                       DType& dtype) {
+  if (bound.axes_input) {
+    if (inputs.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel '%s' takes 2 inputs (data, axes), not %d", bound.spec->dyn_name, inputs.size()));
+    }
+    ReduceState state = bound;
+    DYNVM_RETURN_IF_ERROR(ReadAxesInput(*inputs[1], state));
+    DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(state.spec->dyn_name, "input", *inputs[0], state.spec->dtypes));
+    shape = inputs[0]->shape();
+    dtype = inputs[0]->dtype();
+    return Resolve(state, shape);
+  }
+  const ReduceState& state = bound;
   const char* op = state.spec->name;
   if (state.prologue.has_value()) {
     DYNVM_ASSIGN_OR_RETURN(shape, state.prologue->InferShape(op, inputs));
@@ -782,6 +831,16 @@ absl::Status RegisterReductions(KernelRegistry& registry, std::index_sequence<kI
                                                       .fn = ReduceKernel,
                                                       .shape_fn = ReduceShapeFn,
                                                       .bind_in_context = kBinds[i]}));
+  }
+  constexpr BindFn kDynBinds[] = {BindDynReduce<kIndex>...};
+  for (size_t i = 0; i < sizeof...(kIndex); ++i) {
+    if (kReduceSpecs[i].dyn_name == nullptr) continue;
+    DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = kReduceSpecs[i].dyn_name,
+                                                      .num_inputs = 2,
+                                                      .num_outputs = 1,
+                                                      .fn = ReduceKernel,
+                                                      .bind = kDynBinds[i],
+                                                      .shape_fn = ReduceShapeFn}));
   }
   return absl::OkStatus();
 }

@@ -496,6 +496,48 @@ TEST(ReduceErrorTest, Arity) {
                 "kernel 'cumsum' takes 1 or 2 inputs (data, and the axis), not 3");
 }
 
+// The dyn. reductions read their axes from a second input when they run: the same
+// results as the attribute form; an empty list reduces every axis, or none with
+// noop_with_empty_axes; bad axes are errors naming the kernel.
+TEST(ReduceTest, DynAxesAsInput) {
+  std::mt19937 rng(9);
+  const NDArray x = RandomTensor({3, 4, 5}, DType::kF32, rng, -3.0, 3.0);
+  const auto axes_of = [](std::vector<int64_t> v) {
+    return TensorOf<int64_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  const auto expect_same = [&](const char* op, const std::vector<int64_t>& axes, bool keepdims,
+                               const Attrs& want_attrs) {
+    SCOPED_TRACE(absl::StrFormat("%s over [%s] keepdims %d", op, absl::StrJoin(axes, ", "), keepdims));
+    absl::StatusOr<std::vector<NDArray>> got =
+        RunKernel(absl::StrCat("dyn.", op), {{"keepdims", int64_t{keepdims}}}, {x, axes_of(axes)}, {DType::kF32});
+    absl::StatusOr<std::vector<NDArray>> want = RunKernel(op, want_attrs, {x});
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_EQ((*got)[0]->shape(), (*want)[0]->shape());
+    for (int64_t i = 0; i < (*want)[0]->num_elements(); ++i) {
+      ASSERT_EQ((*got)[0]->data_as<float>()[i], (*want)[0]->data_as<float>()[i]) << i;
+    }
+  };
+  for (const char* op : {"sum", "mean", "max", "min", "prod", "l2_norm"}) {
+    expect_same(op, {1}, false, {{"axis", std::vector<int64_t>{1}}});
+    expect_same(op, {-1, 0}, true, {{"axis", std::vector<int64_t>{-1, 0}}, {"keepdims", int64_t{1}}});
+    expect_same(op, {}, false, {});  // empty: every axis
+  }
+  absl::StatusOr<std::vector<NDArray>> noop =
+      RunKernel("dyn.sum", {{"noop_with_empty_axes", int64_t{1}}}, {x, axes_of({})}, {DType::kF32});
+  ASSERT_TRUE(noop.ok()) << noop.status();
+  ASSERT_EQ((*noop)[0]->shape(), x->shape());
+  for (int64_t i = 0; i < x->num_elements(); ++i) ASSERT_EQ((*noop)[0]->data_as<float>()[i], x->data_as<float>()[i]);
+
+  ExpectInvalid(RunKernel("dyn.sum", {}, {x, axes_of({3})}, {DType::kF32}).status(), "axis 3");
+  ExpectInvalid(RunKernel("dyn.sum", {}, {x, axes_of({1, -2})}, {DType::kF32}).status(), "repeated");
+  ExpectInvalid(RunKernel("dyn.sum", {}, {x, TensorOf<float>({1}, {0.0f})}, {DType::kF32}).status(),
+                "unsupported dtype f32 for dyn.sum axes: expected i32 or i64");
+  ExpectInvalid(RunKernel("dyn.mean", {}, {x, TensorOf<int64_t>({1, 1}, {0})}, {DType::kF32}).status(),
+                "dyn.mean: the axes must be a list (rank 1), got shape [1, 1]");
+  ExpectInvalid(DefaultRegistry().Bind("dyn.sum", {{"axis", int64_t{0}}}, 2, 1).status(), "axis");
+}
+
 // ONNX's CumSum gives the axis as a tensor read at run time: the same sums as the
 // attribute, and a clear error for an axis that is not one integer or given twice.
 TEST(ReduceTest, CumsumAxisAsInput) {

@@ -324,9 +324,29 @@ const std::map<std::string, Generator>& Generators() {
     (*g)["cumsum"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 1, 3);
       kernels::Attrs attrs;
-      if (Rand(rng, 0, 2) != 0) attrs["axis"] = Rand(rng, -4, 3);
+      const int64_t axis = Rand(rng, -4, 3);
+      if (Rand(rng, 0, 2) == 0) {  // the axis as a second input
+        return Case{{{DType::kF32, s}, {DType::kI64, {1}}}, attrs, 1, {{1, {static_cast<double>(axis)}}}};
+      }
+      if (Rand(rng, 0, 1) != 0) attrs["axis"] = axis;
       return Case{{{DType::kF32, s}}, attrs};
     };
+    // The axes a second input: distinct in-range ones mostly, now and then out of
+    // range or repeated (errors both ways); an empty list reduces all or, with
+    // noop_with_empty_axes, none.
+    for (const char* op : {"dyn.sum", "dyn.prod", "dyn.max", "dyn.min", "dyn.mean", "dyn.l2_norm"}) {
+      (*g)[op] = [](std::mt19937& rng) {
+        const Shape s = RandShape(rng, 1, 4);
+        const int64_t rank = static_cast<int64_t>(s.size());
+        std::vector<double> axes;
+        for (int64_t a = 0; a < rank; ++a) {
+          if (Rand(rng, 0, 2) == 0) axes.push_back(static_cast<double>(Rand(rng, 0, 1) ? a : a - rank));
+        }
+        if (Rand(rng, 0, 9) == 0) axes.push_back(static_cast<double>(Rand(rng, 0, 9) == 0 ? rank : 0));
+        kernels::Attrs attrs = {{"keepdims", Rand(rng, 0, 1)}, {"noop_with_empty_axes", Rand(rng, 0, 1)}};
+        return Case{{{DType::kF32, s}, {DType::kI64, {static_cast<int64_t>(axes.size())}}}, attrs, 1, {{1, axes}}};
+      };
+    }
     (*g)["argsort"] = [](std::mt19937& rng) {
       return Case{{{DType::kF32, RandShape(rng, 1, 3)}}, {{"axis", Rand(rng, -3, 2)}}};
     };

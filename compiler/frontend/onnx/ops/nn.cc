@@ -209,8 +209,23 @@ absl::StatusOr<Values> Reduce(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, ctx.Int("keepdims", 1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t noop, ctx.Int("noop_with_empty_axes", 0));
-  DYNVM_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx, kAxesInputSince));
-  if ((!axes || axes->empty()) && noop != 0) return Values{x};
+  // Axes given as a tensor known only at run time: the dyn. form reads them.
+  std::optional<OnnxValue> runtime_axes;
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.opset() >= kAxesInputSince) {
+    std::optional<OnnxValue> given = ctx.OptionalInput(1);
+    if (given && given->type.rank() == 1 && given->type.shape()[0] == Dim(0)) {
+      axes.emplace();  // an empty list, whatever its source
+    } else if (given && !given->ConstantElements()) {
+      runtime_axes = std::move(given);
+    }
+  }
+  if (axes) {
+    if (noop != 0) return Values{x};
+  } else if (!runtime_axes) {
+    DYNVM_ASSIGN_OR_RETURN(axes, AxesOf(ctx, kAxesInputSince));
+    if ((!axes || axes->empty()) && noop != 0) return Values{x};
+  }
   kernels::Attrs attrs = {{"keepdims", keepdims}};
   if (axes && !axes->empty()) attrs["axis"] = *axes;
   if constexpr (kPre.view() == "square") {
@@ -218,7 +233,13 @@ absl::StatusOr<Values> Reduce(NodeContext& ctx) {
   } else if constexpr (!kPre.view().empty()) {
     DYNVM_ASSIGN_OR_RETURN(x, ctx.Call(kPre.view(), {x}));
   }
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kOp.view(), {x}, std::move(attrs)));
+  OnnxValue out;
+  if (runtime_axes) {
+    attrs["noop_with_empty_axes"] = noop;
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call("dyn." + std::string(kOp.view()), {x, *runtime_axes}, std::move(attrs)));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(out, ctx.Call(kOp.view(), {x}, std::move(attrs)));
+  }
   if constexpr (!kPost.view().empty()) {
     DYNVM_ASSIGN_OR_RETURN(out, ctx.Call(kPost.view(), {out}));
   }
