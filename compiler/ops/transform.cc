@@ -398,22 +398,9 @@ absl::StatusOr<Type> ScatterElementsRel(const OpCall& call) {
   return data;
 }
 
-// cumsum(data) with an `axis` attribute or none (the flattened data), or
-// cumsum(data, axis) with the axis a one-element int tensor read at run time.
 absl::StatusOr<Type> CumsumRel(const OpCall& call) {
   static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
-  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kNumeric));
-  if (call.args.size() == 2) {
-    DYNVM_ASSIGN_OR_RETURN(const Type axis, TensorArg(call, 1, "axis", kIndex));
-    if (HasAttr(call, "axis") || axis.rank() > 1 ||
-        (axis.rank() == 1 && axis.shape()[0].is_const() && axis.shape()[0] != Dim(1))) {
-      return OpError(call, absl::StrFormat("the axis must be one element, as an attribute or an input, "
-                                           "got the input %s%s", axis.ToString(),
-                                           HasAttr(call, "axis") ? " and the attribute" : ""));
-    }
-    return x;
-  }
   if (!HasAttr(call, "axis")) {
     Dim size = 1;
     for (const Dim& d : x.shape()) size = size * d;
@@ -421,6 +408,18 @@ absl::StatusOr<Type> CumsumRel(const OpCall& call) {
   }
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 0));
   DYNVM_RETURN_IF_ERROR(NormalizeAxis(call, axis, x.rank()).status());
+  return x;
+}
+
+// dyn.cumsum(data, axis): the axis one int element read at run time; the data's type.
+absl::StatusOr<Type> DynCumsumRel(const OpCall& call) {
+  static constexpr DType kNumeric[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kNumeric));
+  DYNVM_ASSIGN_OR_RETURN(const Type axis, TensorArg(call, 1, "axis", kIndex));
+  if (axis.rank() > 1 || (axis.rank() == 1 && axis.shape()[0].is_const() && axis.shape()[0] != Dim(1))) {
+    return OpError(call, absl::StrFormat("the axis must be one element, got %s", axis.ToString()));
+  }
   return x;
 }
 
@@ -654,7 +653,7 @@ constexpr OpDef kOps[] = {
     {"broadcast_to", 1, 1, BroadcastToRel}, {"tile", 1, 1, TileRel},
     {"strided_slice", 1, 1, StridedSliceRel}, {"split", 1, 1, SplitRel},
     {"nn.pad", 1, 2, PadRel},              {"gather", 2, 2, GatherRel},
-    {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 2, CumsumRel},
+    {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 1, CumsumRel}, {"dyn.cumsum", 2, 2, DynCumsumRel},
     {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel},
     {"argwhere", 1, 1, NonzeroRel<false>}, {"nonzero", 1, 1, NonzeroRel<true>},
     {"unique", 1, 1, UniqueRel},           {"dyn.reshape", 2, 2, DynReshapeRel},

@@ -10,8 +10,8 @@
 // Reduction attributes (Relay's): `axis`, an int or a list of ints counted from the end
 // when negative, absent for all axes (an empty list reduces none); `keepdims` (0/1)
 // keeps reduced axes as extent 1; `exclude` (0/1) reduces the axes NOT listed. cumsum
-// takes `axis` (absent: over the flattened input, giving a 1-D output; or a second input,
-// a one-element i32/i64 tensor read at run time, ONNX's form), `exclusive`
+// takes `axis` (absent: over the flattened input, giving a 1-D output; dyn.cumsum takes
+// it as a second input instead, one i32/i64 element read at run time), `exclusive`
 // (0/1: each output excludes its own element) and `reverse` (0/1: sums from the end).
 //
 // Semantics: float sum, mean, prod, l2_norm and cumsum accumulate in double, so an f32 result
@@ -852,6 +852,7 @@ struct CumsumState {
   std::optional<int64_t> axis;  // absent: the flattened input
   bool exclusive;
   bool reverse;
+  bool axis_input = false;  // dyn.cumsum: the axis is the second input
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindCumsum(const Attrs& attrs) {
@@ -860,6 +861,14 @@ absl::StatusOr<std::shared_ptr<const void>> BindCumsum(const Attrs& attrs) {
   if (attrs.contains("axis")) {
     DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis"));
   }
+  DYNVM_ASSIGN_OR_RETURN(state.exclusive, GetBoolAttr(attrs, "exclusive", false));
+  DYNVM_ASSIGN_OR_RETURN(state.reverse, GetBoolAttr(attrs, "reverse", false));
+  return std::shared_ptr<const void>(std::make_shared<CumsumState>(state));
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindDynCumsum(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"exclusive", "reverse"}));
+  CumsumState state{std::nullopt, false, false, /*axis_input=*/true};
   DYNVM_ASSIGN_OR_RETURN(state.exclusive, GetBoolAttr(attrs, "exclusive", false));
   DYNVM_ASSIGN_OR_RETURN(state.reverse, GetBoolAttr(attrs, "reverse", false));
   return std::shared_ptr<const void>(std::make_shared<CumsumState>(state));
@@ -881,23 +890,17 @@ absl::StatusOr<CumsumShape> ResolveCumsum(const CumsumState& state, const NDArra
   return s;
 }
 
-// The call's state: the bound one, or with two inputs, the axis read from the second.
+// The call's state: the bound one, or for dyn.cumsum, the axis read from the second
+// input (one i32 or i64 element).
 absl::StatusOr<CumsumState> CallCumsumState(const CumsumState& bound,
                                             absl::Span<NDArrayObj* const> inputs) {
-  if (inputs.size() == 1) return bound;
-  if (inputs.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kernel 'cumsum' takes 1 or 2 inputs (data, and the axis), not %d", inputs.size()));
-  }
-  if (bound.axis.has_value()) {
-    return absl::InvalidArgumentError("cumsum: the axis is an attribute and an input; give one");
-  }
+  if (!bound.axis_input) return bound;
   const NDArrayObj& axis = *inputs[1];
   DYNVM_RETURN_IF_ERROR(
-      elementwise::CheckDTypeIn("cumsum", "axis", axis, elementwise::kI32 | elementwise::kI64));
+      elementwise::CheckDTypeIn("dyn.cumsum", "axis", axis, elementwise::kI32 | elementwise::kI64));
   if (axis.num_elements() != 1 || axis.ndim() > 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "cumsum: the axis must hold one element, got shape %s", ShapeToString(axis.shape())));
+        "dyn.cumsum: the axis must hold one element, got shape %s", ShapeToString(axis.shape())));
   }
   CumsumState state = bound;
   state.axis = axis.dtype() == DType::kI32 ? axis.data_as<int32_t>()[0] : axis.data_as<int64_t>()[0];
@@ -987,11 +990,17 @@ absl::Status CumsumKernel(const KernelCall& call) {
 absl::Status RegisterReduceKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(
       RegisterReductions(registry, std::make_index_sequence<std::size(kReduceSpecs)>()));
-  return registry.Register(KernelDef{.name = "cumsum",
-                                     .num_inputs = kVariadic,
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = "cumsum",
+                                                    .num_inputs = 1,
+                                                    .num_outputs = 1,
+                                                    .fn = CumsumKernel,
+                                                    .bind = BindCumsum,
+                                                    .shape_fn = CumsumShapeFn}));
+  return registry.Register(KernelDef{.name = "dyn.cumsum",
+                                     .num_inputs = 2,
                                      .num_outputs = 1,
                                      .fn = CumsumKernel,
-                                     .bind = BindCumsum,
+                                     .bind = BindDynCumsum,
                                      .shape_fn = CumsumShapeFn});
 }
 

@@ -324,12 +324,13 @@ const std::map<std::string, Generator>& Generators() {
     (*g)["cumsum"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 1, 3);
       kernels::Attrs attrs;
-      const int64_t axis = Rand(rng, -4, 3);
-      if (Rand(rng, 0, 2) == 0) {  // the axis as a second input
-        return Case{{{DType::kF32, s}, {DType::kI64, {1}}}, attrs, 1, {{1, {static_cast<double>(axis)}}}};
-      }
-      if (Rand(rng, 0, 1) != 0) attrs["axis"] = axis;
+      if (Rand(rng, 0, 2) != 0) attrs["axis"] = Rand(rng, -4, 3);
       return Case{{{DType::kF32, s}}, attrs};
+    };
+    (*g)["dyn.cumsum"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 1, 3);
+      const double axis = static_cast<double>(Rand(rng, -4, 3));
+      return Case{{{DType::kF32, s}, {DType::kI64, {1}}}, {}, 1, {{1, {axis}}}};
     };
     // The axes a second input: distinct in-range ones mostly, now and then out of
     // range or repeated (errors both ways); an empty list reduces all or, with

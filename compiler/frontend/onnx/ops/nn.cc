@@ -256,8 +256,8 @@ absl::StatusOr<Values> ArgReduce(NodeContext& ctx) {
                                         {"select_last_index", last}}));
 }
 
-// CumSum: the axis an attribute of cumsum when known at compile time, else its second
-// input, read when the model runs.
+// CumSum: the axis an attribute of cumsum when known at compile time, else
+// dyn.cumsum's second input, read when the model runs.
 absl::StatusOr<Values> ConvertCumSum(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue axis, ctx.Input(1));
@@ -269,7 +269,7 @@ absl::StatusOr<Values> ConvertCumSum(NodeContext& ctx) {
     attrs["axis"] = (*known)[0];
     return One(ctx.Call("cumsum", {x}, std::move(attrs)));
   }
-  return One(ctx.Call("cumsum", {x, axis}, std::move(attrs)));
+  return One(ctx.Call("dyn.cumsum", {x, axis}, std::move(attrs)));
 }
 
 
