@@ -255,6 +255,19 @@ absl::StatusOr<Type> TileRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::move(dims));
 }
 
+// dyn.tile(data, reps): the repetitions a rank-1 int tensor read at run time, of static
+// length (it gives the rank); every extent `?`.
+absl::StatusOr<Type> DynTileRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const Type reps, TensorArg(call, 1, "reps", kIndex));
+  if (reps.rank() != 1 || !reps.shape()[0].is_const()) {
+    return OpError(call, absl::StrFormat("reps must be a list of static length, got %s", reps.ToString()));
+  }
+  const int64_t rank = std::max<int64_t>(x.rank(), reps.shape()[0].const_value());
+  return Type::Tensor(x.dtype(), std::vector<Dim>(rank, Dim::Any()));
+}
+
 // numpy's slicing of one axis of constant extent `dim` (kernels/data_movement/slice.cc).
 int64_t SliceLength(int64_t dim, std::optional<int64_t> begin, std::optional<int64_t> end, int64_t step) {
   const auto clamp = [dim](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + dim : v, lo, hi); };
@@ -445,18 +458,29 @@ absl::StatusOr<Type> ArgsortRel(const OpCall& call) {
 }
 
 // (values, indices), or one of them as ret_type says.
+// topk(data) with k an attribute, or dyn.topk(data, k) with k one int element read at
+// run time (the extent along the axis is then `?`).
 absl::StatusOr<Type> TopkRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kSortable));
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, IntAttr(call, "axis", -1));
   DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(call, axis_attr, x.rank()));
-  DYNVM_ASSIGN_OR_RETURN(const int64_t k, IntAttr(call, "k", 1));
   DYNVM_ASSIGN_OR_RETURN(const DType dtype, IndexDTypeAttr(call));
   std::vector<Dim> shape = x.shape();
-  if (k >= 1) {
-    if (shape[axis].is_const() && k > shape[axis].const_value()) {
-      return OpError(call, absl::StrFormat("k = %d is above the extent %s of axis %d", k, shape[axis].ToString(), axis));
+  if (call.args.size() == 2) {
+    DYNVM_ASSIGN_OR_RETURN(const Type k, TensorArg(call, 1, "k", kIndex));
+    if (k.rank() > 1 || (k.rank() == 1 && k.shape()[0].is_const() && k.shape()[0] != Dim(1))) {
+      return OpError(call, absl::StrFormat("k must be one element, got %s", k.ToString()));
     }
-    shape[axis] = k;
+    shape[axis] = Dim::Any();
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t k, IntAttr(call, "k", 1));
+    if (k >= 1) {
+      if (shape[axis].is_const() && k > shape[axis].const_value()) {
+        return OpError(call, absl::StrFormat("k = %d is above the extent %s of axis %d", k, shape[axis].ToString(), axis));
+      }
+      shape[axis] = k;
+    }
   }
   absl::StatusOr<std::string> ret = kernels::GetStringAttr(call.attrs, "ret_type", "both");
   if (!ret.ok()) return OpError(call, ret.status().message());
@@ -650,11 +674,11 @@ constexpr OpDef kOps[] = {
     {"reshape", 1, 1, ReshapeRel},         {"transpose", 1, 1, TransposeRel},
     {"expand_dims", 1, 1, ExpandDimsRel},  {"squeeze", 1, 1, SqueezeRel},
     {"concatenate", 1, -1, ConcatenateRel}, {"take", 2, 2, TakeRel},
-    {"broadcast_to", 1, 1, BroadcastToRel}, {"tile", 1, 1, TileRel},
+    {"broadcast_to", 1, 1, BroadcastToRel}, {"tile", 1, 1, TileRel}, {"dyn.tile", 2, 2, DynTileRel},
     {"strided_slice", 1, 1, StridedSliceRel}, {"split", 1, 1, SplitRel},
     {"nn.pad", 1, 2, PadRel},              {"gather", 2, 2, GatherRel},
     {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 1, CumsumRel}, {"dyn.cumsum", 2, 2, DynCumsumRel},
-    {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel},
+    {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel}, {"dyn.topk", 2, 2, TopkRel},
     {"argwhere", 1, 1, NonzeroRel<false>}, {"nonzero", 1, 1, NonzeroRel<true>},
     {"unique", 1, 1, UniqueRel},           {"dyn.reshape", 2, 2, DynReshapeRel},
     {"dyn.broadcast_to", 2, 2, DynBroadcastToRel}, {"shape_of", 1, 1, ShapeOfRel},

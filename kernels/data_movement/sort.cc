@@ -1,4 +1,4 @@
-// Sorting kernels: topk, argsort and unique, on f32, f64, i32 and i64 data with i32 or
+// Sorting kernels: topk (and dyn.topk, k an input read at run time), argsort and unique, on f32, f64, i32 and i64 data with i32 or
 // i64 index outputs.
 //
 // One order serves all three: ascending puts NaN after every number (as numpy does),
@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/data_movement/common.h"
 
@@ -83,6 +84,7 @@ struct SortState {
   DType index_dtype;
   RetType ret = RetType::kIndices;
   bool topk;
+  bool k_input = false;  // dyn.topk: k is the second input
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindSort(const Attrs& attrs, bool topk) {
@@ -122,6 +124,29 @@ absl::StatusOr<std::shared_ptr<const void>> BindTopK(const Attrs& attrs) {
 absl::StatusOr<std::shared_ptr<const void>> BindArgsort(const Attrs& attrs) {
   return BindSort(attrs, /*topk=*/false);
 }
+absl::StatusOr<std::shared_ptr<const void>> BindDynTopK(const Attrs& attrs) {
+  if (attrs.contains("k")) {
+    return absl::InvalidArgumentError("dyn.topk takes k as its second input, not an attribute");
+  }
+  DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const void> bound, BindSort(attrs, /*topk=*/true));
+  auto state = std::make_shared<SortState>(*static_cast<const SortState*>(bound.get()));
+  state->k_input = true;
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+// The call's state: the bound one, or for dyn.topk, k read from the second input (one
+// i32 or i64 element, at least 1).
+absl::StatusOr<SortState> CallSortState(const void* bound, absl::Span<NDArrayObj* const> inputs) {
+  SortState s = *static_cast<const SortState*>(bound);
+  if (!s.k_input) return s;
+  DYNVM_ASSIGN_OR_RETURN(const internal::Dims k, internal::ReadIntVector("dyn.topk", "k", *inputs[1]));
+  if (k.size() != 1 || k[0] < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dyn.topk: k must be one value of at least 1, got [%s]", absl::StrJoin(k, ", ")));
+  }
+  s.k = k[0];
+  return s;
+}
 
 // A sort's geometry: data as [outer, extent, inner], sorted along the middle axis,
 // `k` results kept per row.
@@ -153,8 +178,8 @@ absl::StatusOr<SortPlan> PlanSort(const SortState& s, const NDArrayObj& data, in
 }
 
 absl::Status SortShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(SortPlan p, PlanSort(*static_cast<const SortState*>(call.state),
-                                              *call.inputs[0], call.num_outputs));
+  DYNVM_ASSIGN_OR_RETURN(const SortState s, CallSortState(call.state, call.input_span()));
+  DYNVM_ASSIGN_OR_RETURN(SortPlan p, PlanSort(s, *call.inputs[0], call.num_outputs));
   for (int i = 0; i < call.num_outputs; ++i) call.output_shapes[i] = p.out;
   return absl::OkStatus();
 }
@@ -188,7 +213,7 @@ void SortRows(const SortPlan& p, bool ascending, const T* data, T* values, void*
 }
 
 absl::Status SortKernel(const KernelCall& call) {
-  const auto& s = *static_cast<const SortState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(const SortState s, CallSortState(call.state, call.inputs()));
   const char* op = s.topk ? "topk" : "argsort";
   const NDArrayObj& data = *call.args[0];
   DYNVM_ASSIGN_OR_RETURN(SortPlan p, PlanSort(s, data, call.num_outputs));
@@ -325,6 +350,7 @@ absl::Status UniqueKernel(const KernelCall& call) {
 absl::Status RegisterSortKernels(KernelRegistry& registry) {
   const KernelDef defs[] = {
       {"topk", 1, kVariadic, SortKernel, BindTopK, SortShapeFn},
+      {"dyn.topk", 2, kVariadic, SortKernel, BindDynTopK, SortShapeFn},
       {"argsort", 1, 1, SortKernel, BindArgsort, SortShapeFn},
       {"unique", 1, kVariadic, UniqueKernel, BindUnique, UniqueShapeFn},
   };

@@ -1,5 +1,5 @@
 // Layout transforms: reshape, dyn.reshape, squeeze, dyn.squeeze, expand_dims,
-// dyn.expand_dims, transpose, broadcast_to, dyn.broadcast_to and tile. They work for
+// dyn.expand_dims, transpose, broadcast_to, dyn.broadcast_to, tile and dyn.tile. They work for
 // every dtype (they move elements by size) and write an output of the input's dtype.
 // The dyn.* forms read what the plain ones take as attributes (a shape, axes) from an
 // input tensor, for ONNX graphs that compute it at run time.
@@ -441,23 +441,45 @@ absl::Status BroadcastToKernel(const KernelCall& call) {
 
 struct TileState {
   std::vector<int64_t> reps;
+  bool reps_input = false;  // dyn.tile: the repetitions are the second input
 };
+
+absl::Status CheckReps(std::string_view op, absl::Span<const int64_t> reps) {
+  for (int64_t r : reps) {
+    if (r < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: reps [%s] has a negative value", op, absl::StrJoin(reps, ", ")));
+    }
+  }
+  if (reps.size() > static_cast<size_t>(kMaxRank)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: reps has %d values: at most %d", op, reps.size(), kMaxRank));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::shared_ptr<const void>> BindTile(const Attrs& attrs) {
   DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"reps"}));
   auto state = std::make_shared<TileState>();
   DYNVM_ASSIGN_OR_RETURN(state->reps, GetIntsAttr(attrs, "reps"));
-  for (int64_t r : state->reps) {
-    if (r < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "attribute 'reps' [%s] has a negative value", absl::StrJoin(state->reps, ", ")));
-    }
-  }
-  if (state->reps.size() > static_cast<size_t>(kMaxRank)) {
-    return absl::InvalidArgumentError(absl::StrFormat("attribute 'reps' has %d values: at most %d",
-                                                      state->reps.size(), kMaxRank));
-  }
+  DYNVM_RETURN_IF_ERROR(CheckReps("tile", state->reps));
   return std::shared_ptr<const void>(std::move(state));
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindDynTile(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {}));
+  auto state = std::make_shared<TileState>();
+  state->reps_input = true;
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+// The call's repetitions: the bound ones, or dyn.tile's second input.
+absl::StatusOr<TileState> CallTileState(const void* bound, absl::Span<NDArrayObj* const> inputs) {
+  const auto& state = *static_cast<const TileState*>(bound);
+  if (!state.reps_input) return state;
+  DYNVM_ASSIGN_OR_RETURN(const Dims reps, internal::ReadIntVector("dyn.tile", "reps", *inputs[1]));
+  DYNVM_RETURN_IF_ERROR(CheckReps("dyn.tile", reps));
+  return TileState{std::vector<int64_t>(reps.begin(), reps.end()), true};
 }
 
 // The input's extents and the repetitions, both left-padded with 1s to a common rank
@@ -475,7 +497,8 @@ TileDims AlignTile(const TileState& s, const Shape& in) {
 }
 
 absl::StatusOr<Shape> TileShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
-  const TileDims t = AlignTile(*static_cast<const TileState*>(state), inputs[0]->shape());
+  DYNVM_ASSIGN_OR_RETURN(const TileState s, CallTileState(state, inputs));
+  const TileDims t = AlignTile(s, inputs[0]->shape());
   Shape out(t.in.size());
   for (size_t i = 0; i < out.size(); ++i) {
     if (__builtin_mul_overflow(t.in[i], t.reps[i], &out[i])) out[i] = -1;
@@ -491,12 +514,13 @@ absl::StatusOr<Shape> TileShape(const void* state, absl::Span<NDArrayObj* const>
 
 absl::Status TileKernel(const KernelCall& call) {
   const NDArrayObj& in = *call.args[0];
-  const NDArrayObj& out = *call.args[1];
+  const NDArrayObj& out = *call.outputs()[0];
   DYNVM_ASSIGN_OR_RETURN(Shape shape, TileShape(call.state, call.inputs()));
   DYNVM_RETURN_IF_ERROR(CheckOutput("tile", out, in.dtype(), shape));
   // Output axis i of extent reps[i] * in[i] is the pair (repetition, position), which
   // row-major order lays out exactly as the output; the source ignores the repetition.
-  const TileDims t = AlignTile(*static_cast<const TileState*>(call.state), in.shape());
+  DYNVM_ASSIGN_OR_RETURN(const TileState state, CallTileState(call.state, call.inputs()));
+  const TileDims t = AlignTile(state, in.shape());
   const Dims in_strides = internal::ContiguousStrides(t.in);
   Dims view, src_strides;
   for (size_t i = 0; i < t.in.size(); ++i) {
@@ -539,6 +563,7 @@ absl::Status RegisterTransformKernels(KernelRegistry& registry) {
       {kDynBroadcastTo, 2, 1, BroadcastToKernel<kDynBroadcastTo, DynBroadcastToShape>, nullptr,
        SingleShapeFn<DynBroadcastToShape>},
       {"tile", 1, 1, TileKernel, BindTile, SingleShapeFn<TileShape>},
+      {"dyn.tile", 2, 1, TileKernel, BindDynTile, SingleShapeFn<TileShape>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

@@ -16,7 +16,8 @@ const char* const kOperators[] = {
     // elementwise unary
     "negative", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
     "nn.relu", "nn.leaky_relu", "gelu", "erf", "sin", "cos", "floor", "ceil", "round", "sign",
-    "logical_not", "isnan", "clip", "cast",
+    "logical_not", "isnan", "clip", "cast", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+    "acosh", "atanh",
     // binary with broadcasting
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "mod", "floor_mod",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
@@ -35,7 +36,8 @@ const char* const kOperators[] = {
     // data-dependent shapes
     "argwhere", "nonzero", "shape_of", "dyn.strided_slice", "unique", "dyn.reshape",
     "dyn.broadcast_to", "dyn.full", "dyn.zeros", "dyn.ones", "dyn.squeeze", "dyn.expand_dims",
-    "dyn.split",
+    "dyn.split", "dyn.tile", "dyn.topk", "dyn.cumsum", "dyn.sum", "dyn.mean", "dyn.max",
+    "dyn.min", "dyn.prod", "dyn.l2_norm",
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
     "image.resize2d",

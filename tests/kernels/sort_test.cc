@@ -128,6 +128,30 @@ TEST(TopKTest, RandomShapesTiesAndDirections) {
   }
 }
 
+// dyn.topk reads k from its second input when it runs: the same as the attribute.
+TEST(TopKTest, KAsInput) {
+  std::mt19937 rng(4);
+  const NDArray data = RandomIntegers({4, 9}, DType::kF32, rng, -5, 5);
+  for (int64_t k : {1, 3, 9}) {
+    SCOPED_TRACE(k);
+    auto want = RunKernel("topk", {{"k", k}, {"dtype", std::string("int64")}}, {data}, {DType::kF32, DType::kI64});
+    auto got = RunKernel("dyn.topk", {{"dtype", std::string("int64")}}, {data, TensorOf<int64_t>({1}, {k})},
+                         {DType::kF32, DType::kI64});
+    ASSERT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
+    EXPECT_EQ(ShapeOf((*got)[1]), ShapeOf((*want)[1]));
+    EXPECT_EQ(AsInts((*got)[1]), AsInts((*want)[1]));
+    ExpectSameValues(Values((*got)[0]), Values((*want)[0]));
+  }
+  EXPECT_INVALID(RunKernel("dyn.topk", {}, {data, TensorOf<int64_t>({1}, {0})}, {DType::kF32, DType::kI32}),
+                 "dyn.topk: k must be one value of at least 1, got [0]");
+  EXPECT_INVALID(RunKernel("dyn.topk", {}, {data, TensorOf<int64_t>({1}, {10})}, {DType::kF32, DType::kI32}),
+                 "k 10 exceeds extent 9");
+  EXPECT_INVALID(RunKernel("dyn.topk", {}, {data, TensorOf<int64_t>({2}, {1, 2})}, {DType::kF32, DType::kI32}),
+                 "got [1, 2]");
+  EXPECT_INVALID(DefaultRegistry().Bind("dyn.topk", {{"k", int64_t{2}}}, 2, 2),
+                 "dyn.topk takes k as its second input, not an attribute");
+}
+
 TEST(TopKTest, RetTypesAndNaN) {
   NDArray data = TensorOf<float>({6}, {1, NAN, 3, 3, -INFINITY, NAN});
   auto values = RunKernel("topk", {{"k", int64_t{4}}, {"ret_type", std::string("values")}}, {data});

@@ -463,13 +463,16 @@ TEST(TileTest, RandomReps) {
     for (size_t i = 0; i < rank; ++i) out[i] = pin[i] * preps[i];
     for (DType dtype : kOnePerSize) {
       NDArray x = RandomBits(in, dtype, rng);
-      auto r = RunKernel("tile", {{"reps", reps}}, {x});
-      ASSERT_TRUE(r.ok()) << r.status();
-      ExpectGathered((*r)[0], out, x, [&](int64_t i) {
-        Ints oi = Unravel(i, out);
-        for (size_t k = 0; k < rank; ++k) oi[k] %= pin[k];
-        return Ravel(oi, pin);
-      });
+      // tile, and dyn.tile with the repetitions as an input read at run time.
+      const NDArray reps_input = TensorOf<int64_t>({static_cast<int64_t>(reps.size())}, reps);
+      for (auto r : {RunKernel("tile", {{"reps", reps}}, {x}), RunKernel("dyn.tile", {}, {x, reps_input}, {dtype})}) {
+        ASSERT_TRUE(r.ok()) << r.status();
+        ExpectGathered((*r)[0], out, x, [&](int64_t i) {
+          Ints oi = Unravel(i, out);
+          for (size_t k = 0; k < rank; ++k) oi[k] %= pin[k];
+          return Ravel(oi, pin);
+        });
+      }
     }
   }
 }
@@ -477,7 +480,13 @@ TEST(TileTest, RandomReps) {
 TEST(TileTest, Errors) {
   NDArray x = EmptyTensor({2, 3}, DType::kF32);
   EXPECT_INVALID(RunKernel("tile", {{"reps", Ints{2, -1}}}, {x}),
-                 "attribute 'reps' [2, -1] has a negative value");
+                 "tile: reps [2, -1] has a negative value");
+  EXPECT_INVALID(RunKernel("dyn.tile", {}, {x, TensorOf<int64_t>({2}, {2, -1})}, {DType::kF32}),
+                 "dyn.tile: reps [2, -1] has a negative value");
+  EXPECT_INVALID(RunKernel("dyn.tile", {}, {x, TensorOf<float>({2}, {2, 1})}, {DType::kF32}),
+                 "reps");
+  EXPECT_INVALID(RunKernel("dyn.tile", {}, {x, TensorOf<int64_t>({1, 2}, {2, 1})}, {DType::kF32}),
+                 "dyn.tile: reps must be 1-D, got shape [1, 2]");
   EXPECT_INVALID(RunKernel("tile", {}, {x}), "missing int list attribute 'reps'");
   EXPECT_INVALID(RunKernel("tile", {{"reps", Ints{int64_t{1} << 62, 4}}}, {x}),
                  "tile: [2, 3] repeated");

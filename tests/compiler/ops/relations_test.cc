@@ -267,6 +267,13 @@ const std::map<std::string, Generator>& Generators() {
       for (int64_t& r : reps) r = Rand(rng, 0, 3);
       return Case{{{DType::kF32, RandShape(rng, 0, 3)}}, {{"reps", reps}}};
     };
+    (*g)["dyn.tile"] = [](std::mt19937& rng) {
+      std::vector<double> reps(Rand(rng, 0, 4));
+      for (double& r : reps) r = static_cast<double>(Rand(rng, 0, 3));
+      if (!reps.empty() && Rand(rng, 0, 9) == 0) reps[0] = -1;  // an error both ways
+      return Case{{{DType::kF32, RandShape(rng, 0, 3)}, {DType::kI64, {static_cast<int64_t>(reps.size())}}},
+                  {}, 1, {{1, reps}}};
+    };
     (*g)["strided_slice"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 1, 3);
       std::vector<int64_t> begin, end, strides, axes;
@@ -350,6 +357,14 @@ const std::map<std::string, Generator>& Generators() {
     }
     (*g)["argsort"] = [](std::mt19937& rng) {
       return Case{{{DType::kF32, RandShape(rng, 1, 3)}}, {{"axis", Rand(rng, -3, 2)}}};
+    };
+    (*g)["dyn.topk"] = [](std::mt19937& rng) {
+      static const char* const kRet[] = {"both", "values", "indices"};
+      const std::string ret = kRet[Rand(rng, 0, 2)];
+      return Case{{{DType::kF32, RandShape(rng, 1, 3)}, {DType::kI64, {1}}},
+                  {{"axis", Rand(rng, -3, 2)}, {"ret_type", ret}},
+                  ret == "both" ? 2 : 1,
+                  {{1, {static_cast<double>(Rand(rng, 0, 4))}}}};
     };
     (*g)["topk"] = [](std::mt19937& rng) {
       static const char* const kRet[] = {"both", "values", "indices"};

@@ -545,10 +545,15 @@ absl::StatusOr<Values> ConvertExpand(NodeContext& ctx) {
   return ctx.Unimplemented("a target shape shorter than the input's rank, known only at run time");
 }
 
+// Tile: the repetitions an attribute of tile when known at compile time, else
+// dyn.tile's second input.
 absl::StatusOr<Values> ConvertTile(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> reps, ctx.ConstantInts(1));
-  return One(ctx.Call("tile", {x}, {{"reps", reps}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue repeats, ctx.Input(1));
+  if (std::optional<std::vector<int64_t>> reps = repeats.ConstantElements()) {
+    return One(ctx.Call("tile", {x}, {{"reps", *reps}}));
+  }
+  return One(ctx.Call("dyn.tile", {x, repeats}));
 }
 
 absl::StatusOr<Values> ConvertPad(NodeContext& ctx) {
@@ -585,23 +590,36 @@ absl::StatusOr<Values> ConvertPad(NodeContext& ctx) {
 
 absl::StatusOr<Values> ConvertTopK(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  int64_t k;
+  // K: an attribute before opset 10; then an input, dyn.topk's when known only at run time.
+  std::optional<int64_t> k;
+  std::optional<OnnxValue> runtime_k;
   if (ctx.opset() < 10) {
     DYNVM_ASSIGN_OR_RETURN(k, ctx.Int("k"));
   } else {
-    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> ks, ctx.ConstantInts(1));
-    if (ks.size() != 1) return ctx.Invalid("K must hold one value");
-    k = ks[0];
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue given, ctx.Input(1));
+    if (std::optional<std::vector<int64_t>> ks = given.ConstantElements()) {
+      if (ks->size() != 1) return ctx.Invalid("K must hold one value");
+      k = (*ks)[0];
+    } else {
+      runtime_k = std::move(given);
+    }
   }
-  if (k < 1) return ctx.Unimplemented("K below 1");
+  if (k && *k < 1) return ctx.Unimplemented("K below 1");
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis", -1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t largest, ctx.Int("largest", 1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t sorted, ctx.Int("sorted", 1));
   if (sorted == 0) return ctx.Unimplemented("sorted = 0");
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue both, ctx.Call("topk", {x}, {{"k", k}, {"axis", axis},
-                                                                {"ret_type", std::string("both")},
-                                                                {"is_ascend", int64_t{largest == 0}},
-                                                                {"dtype", std::string("int64")}}));
+  kernels::Attrs attrs = {{"axis", axis},
+                          {"ret_type", std::string("both")},
+                          {"is_ascend", int64_t{largest == 0}},
+                          {"dtype", std::string("int64")}};
+  OnnxValue both;
+  if (k) {
+    attrs["k"] = *k;
+    DYNVM_ASSIGN_OR_RETURN(both, ctx.Call("topk", {x}, std::move(attrs)));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(both, ctx.Call("dyn.topk", {x, *runtime_k}, std::move(attrs)));
+  }
   return Values{NodeContext::Field(both, 0), NodeContext::Field(both, 1)};
 }
 
