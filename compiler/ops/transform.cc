@@ -385,6 +385,19 @@ absl::StatusOr<Type> PadRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::move(out));
 }
 
+// dyn.nn.pad(data, pad_width[, value]): pad_width a 1-D int tensor of (before, after)
+// pairs read at run time; the rank stays, every extent `?`.
+absl::StatusOr<Type> DynPadRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const Type width, TensorArg(call, 1, "pad_width", kIndex));
+  if (width.rank() != 1 || (width.shape()[0].is_const() && width.shape()[0] != Dim(2 * x.rank()))) {
+    return OpError(call, absl::StrFormat("pad_width must hold %d values for rank %d, got %s", 2 * x.rank(),
+                                         x.rank(), width.ToString()));
+  }
+  return Type::Tensor(x.dtype(), std::vector<Dim>(x.rank(), Dim::Any()));
+}
+
 // GatherElements: indices of the data's rank; the output has the indices' shape.
 absl::StatusOr<Type> GatherRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Type data, TensorArg(call, 0, "data"));
@@ -676,7 +689,7 @@ constexpr OpDef kOps[] = {
     {"concatenate", 1, -1, ConcatenateRel}, {"take", 2, 2, TakeRel},
     {"broadcast_to", 1, 1, BroadcastToRel}, {"tile", 1, 1, TileRel}, {"dyn.tile", 2, 2, DynTileRel},
     {"strided_slice", 1, 1, StridedSliceRel}, {"split", 1, 1, SplitRel},
-    {"nn.pad", 1, 2, PadRel},              {"gather", 2, 2, GatherRel},
+    {"nn.pad", 1, 2, PadRel}, {"dyn.nn.pad", 2, 3, DynPadRel},              {"gather", 2, 2, GatherRel},
     {"scatter_elements", 3, 3, ScatterElementsRel}, {"cumsum", 1, 1, CumsumRel}, {"dyn.cumsum", 2, 2, DynCumsumRel},
     {"argsort", 1, 1, ArgsortRel},         {"topk", 1, 1, TopkRel}, {"dyn.topk", 2, 2, TopkRel},
     {"argwhere", 1, 1, NonzeroRel<false>}, {"nonzero", 1, 1, NonzeroRel<true>},

@@ -1,6 +1,6 @@
 // Kernels that cut tensors along axes or join them: concatenate, split, dyn.split (ONNX
 // Split: the sizes are an input tensor), strided_slice, dyn.strided_slice (ONNX Slice:
-// the bounds are input tensors) and nn.pad. Every dtype
+// the bounds are input tensors), nn.pad and dyn.nn.pad (its widths an input). Every dtype
 // is supported (elements move by size); outputs have the input's dtype.
 //
 // concatenate and both splits share one loop: each of the `outer` rows (the product of the
@@ -557,53 +557,85 @@ struct PadState {
   std::vector<int64_t> pad_width;   // [before_0, after_0, before_1, after_1, ...]
   std::optional<double> pad_value;  // the attribute, if given
   PadMode mode;
+  bool width_input = false;  // dyn.nn.pad: pad_width is the second input
 };
+
+absl::Status CheckPadWidth(std::string_view op, absl::Span<const int64_t> width) {
+  if (width.size() % 2 != 0 || std::any_of(width.begin(), width.end(), [](int64_t p) { return p < 0; })) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: pad_width [%s] must be non-negative (before, after) pairs, flattened", op,
+        absl::StrJoin(width, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PadMode> ParsePadMode(const Attrs& attrs) {
+  DYNVM_ASSIGN_OR_RETURN(std::string mode, GetStringAttr(attrs, "pad_mode", "constant"));
+  if (mode == "constant") return PadMode::kConstant;
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "reflect") return PadMode::kReflect;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "attribute 'pad_mode' is '%s': expected 'constant', 'edge' or 'reflect'", mode));
+}
 
 absl::StatusOr<std::shared_ptr<const void>> BindPad(const Attrs& attrs) {
   DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"pad_width", "pad_value", "pad_mode"}));
   auto state = std::make_shared<PadState>();
   DYNVM_ASSIGN_OR_RETURN(state->pad_width, GetIntsAttr(attrs, "pad_width"));
-  if (state->pad_width.size() % 2 != 0 ||
-      std::any_of(state->pad_width.begin(), state->pad_width.end(),
-                  [](int64_t p) { return p < 0; })) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "attribute 'pad_width' [%s] must be non-negative (before, after) pairs, flattened",
-        absl::StrJoin(state->pad_width, ", ")));
-  }
+  DYNVM_RETURN_IF_ERROR(CheckPadWidth("nn.pad", state->pad_width));
   if (attrs.contains("pad_value")) {
     DYNVM_ASSIGN_OR_RETURN(state->pad_value, GetFloatAttr(attrs, "pad_value"));
   }
-  DYNVM_ASSIGN_OR_RETURN(std::string mode, GetStringAttr(attrs, "pad_mode", "constant"));
-  if (mode == "constant") {
-    state->mode = PadMode::kConstant;
-  } else if (mode == "edge") {
-    state->mode = PadMode::kEdge;
-  } else if (mode == "reflect") {
-    state->mode = PadMode::kReflect;
-  } else {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "attribute 'pad_mode' is '%s': expected 'constant', 'edge' or 'reflect'", mode));
-  }
+  DYNVM_ASSIGN_OR_RETURN(state->mode, ParsePadMode(attrs));
   return std::shared_ptr<const void>(std::move(state));
 }
 
-absl::StatusOr<Shape> PadShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
-  const auto& s = *static_cast<const PadState*>(state);
-  if (inputs.size() != 1 && inputs.size() != 2) {
+absl::StatusOr<std::shared_ptr<const void>> BindDynPad(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"pad_mode"}));
+  auto state = std::make_shared<PadState>();
+  state->width_input = true;
+  DYNVM_ASSIGN_OR_RETURN(state->mode, ParsePadMode(attrs));
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+// A call's padding: the bound state with, for dyn.nn.pad, pad_width read from the
+// second input; and the pad value's input, if any (nn.pad's second, dyn.nn.pad's third).
+struct PadCall {
+  PadState state;
+  const NDArrayObj* value;
+};
+
+absl::StatusOr<PadCall> ResolvePad(const void* bound, absl::Span<NDArrayObj* const> inputs) {
+  const auto& s = *static_cast<const PadState*>(bound);
+  const char* op = s.width_input ? "dyn.nn.pad" : "nn.pad";
+  const size_t first_value = s.width_input ? 2 : 1;
+  if (inputs.size() != first_value && inputs.size() != first_value + 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "nn.pad: expected 1 or 2 inputs (data, optional pad value), got %d", inputs.size()));
+        "%s: expected %d or %d inputs (data%s, optional pad value), got %d", op, first_value,
+        first_value + 1, s.width_input ? ", pad_width" : "", inputs.size()));
   }
-  const NDArrayObj& in = *inputs[0];
+  PadCall call{s, inputs.size() > first_value ? inputs[first_value] : nullptr};
+  if (s.width_input) {
+    DYNVM_ASSIGN_OR_RETURN(const Dims width, internal::ReadIntVector(op, "pad_width", *inputs[1]));
+    call.state.pad_width.assign(width.begin(), width.end());
+    DYNVM_RETURN_IF_ERROR(CheckPadWidth(op, call.state.pad_width));
+  }
+  return call;
+}
+
+// The output shape of `call` on `in`.
+absl::StatusOr<Shape> PadOutShape(const PadCall& call, const NDArrayObj& in) {
+  const PadState& s = call.state;
   if (s.pad_width.size() != 2 * in.shape().size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("nn.pad: 'pad_width' has %d values for rank %d: expected %d",
                         s.pad_width.size(), in.ndim(), 2 * in.ndim()));
   }
-  if (inputs.size() == 2) {
+  if (call.value != nullptr) {
     if (s.pad_value) {
       return absl::InvalidArgumentError("nn.pad: pad value given both as attribute and input");
     }
-    DYNVM_RETURN_IF_ERROR(internal::CheckScalar("nn.pad", "pad value", *inputs[1]));
+    DYNVM_RETURN_IF_ERROR(internal::CheckScalar("nn.pad", "pad value", *call.value));
   }
   Shape out;
   for (int i = 0; i < in.ndim(); ++i) {
@@ -626,6 +658,11 @@ absl::StatusOr<Shape> PadShape(const void* state, absl::Span<NDArrayObj* const> 
   }
   DYNVM_RETURN_IF_ERROR(internal::ValidateShape("nn.pad", out));
   return out;
+}
+
+absl::StatusOr<Shape> PadShape(const void* state, absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_ASSIGN_OR_RETURN(const PadCall call, ResolvePad(state, inputs));
+  return PadOutShape(call, *inputs[0]);
 }
 
 // Where output coordinate `o` of an axis reads from, or -1 for the constant.
@@ -682,19 +719,20 @@ void PadRows(const PadState& s, const NDArrayObj& in, const NDArrayObj& out, T v
 }
 
 absl::Status PadKernel(const KernelCall& call) {
-  const auto& s = *static_cast<const PadState*>(call.state);
-  DYNVM_ASSIGN_OR_RETURN(Shape shape, PadShape(call.state, call.inputs()));
+  DYNVM_ASSIGN_OR_RETURN(const PadCall pad, ResolvePad(call.state, call.inputs()));
+  const PadState& s = pad.state;
   const NDArrayObj& in = *call.args[0];
+  DYNVM_ASSIGN_OR_RETURN(Shape shape, PadOutShape(pad, in));
   const NDArrayObj& out = *call.outputs()[0];
   DYNVM_RETURN_IF_ERROR(CheckOutput("nn.pad", out, in.dtype(), shape));
   // The pad value as an element of the data's dtype: the input's bits if it has that
   // dtype, else converted.
   uint64_t value = 0;
-  if (call.num_inputs == 2 && call.args[1]->dtype() == in.dtype()) {
-    std::memcpy(&value, call.args[1]->data(), DTypeSize(in.dtype()));
+  if (pad.value != nullptr && pad.value->dtype() == in.dtype()) {
+    std::memcpy(&value, pad.value->data(), DTypeSize(in.dtype()));
   } else {
     const double v =
-        call.num_inputs == 2 ? internal::LoadAsDouble(*call.args[1], 0) : s.pad_value.value_or(0.0);
+        pad.value != nullptr ? internal::LoadAsDouble(*pad.value, 0) : s.pad_value.value_or(0.0);
     internal::StoreFromDouble(v, in.dtype(), &value);
   }
   if (out.num_elements() == 0) return absl::OkStatus();
@@ -729,6 +767,7 @@ absl::Status RegisterSliceKernels(KernelRegistry& registry) {
       {kDynSlice, kVariadic, 1, DynStridedSliceKernel, nullptr,
        SingleShapeFn<DynStridedSliceShape>},
       {"nn.pad", kVariadic, 1, PadKernel, BindPad, SingleShapeFn<PadShape>},
+      {"dyn.nn.pad", kVariadic, 1, PadKernel, BindDynPad, SingleShapeFn<PadShape>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

@@ -519,23 +519,29 @@ void CheckPad(std::mt19937& rng, const Ints& shape, const Ints& widths, const st
   } else {
     attrs["pad_value"] = ElementAsDouble(*value, 0);
   }
-  auto r = RunKernel("nn.pad", attrs, inputs, {}, 1, pool);
-  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<absl::StatusOr<std::vector<NDArray>>> runs = {RunKernel("nn.pad", attrs, inputs, {}, 1, pool)};
+  if (value_as_input) {  // and dyn.nn.pad, the widths an input read at run time
+    const NDArray width_input = TensorOf<int64_t>({static_cast<int64_t>(widths.size())}, widths);
+    runs.push_back(RunKernel("dyn.nn.pad", {{"pad_mode", mode}}, {x, width_input, value}, {dtype}, 1, pool));
+  }
   Ints out;
   for (size_t k = 0; k < shape.size(); ++k)
     out.push_back(widths[2 * k] + shape[k] + widths[2 * k + 1]);
-  ExpectGathered((*r)[0], out, x,
-                 [&](int64_t i) -> int64_t {
-                   Ints index = Unravel(i, out);
-                   for (size_t k = 0; k < index.size(); ++k) {
-                     std::optional<int64_t> c =
-                         NumpyPadSource(mode, index[k], widths[2 * k], shape[k]);
-                     if (!c) return -1;
-                     index[k] = *c;
-                   }
-                   return Ravel(index, shape);
-                 },
-                 value->data());
+  for (const auto& r : runs) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    ExpectGathered((*r)[0], out, x,
+                   [&](int64_t i) -> int64_t {
+                     Ints index = Unravel(i, out);
+                     for (size_t k = 0; k < index.size(); ++k) {
+                       std::optional<int64_t> c =
+                           NumpyPadSource(mode, index[k], widths[2 * k], shape[k]);
+                       if (!c) return -1;
+                       index[k] = *c;
+                     }
+                     return Ravel(index, shape);
+                   },
+                   value->data());
+  }
 }
 
 TEST(PadTest, RandomShapesAndModes) {
@@ -588,7 +594,13 @@ TEST(PadTest, Errors) {
   EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1, 1}}}, {x}),
                  "nn.pad: 'pad_width' has 2 values for rank 2: expected 4");
   EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1, -1, 0, 0}}}, {x}),
-                 "attribute 'pad_width' [1, -1, 0, 0] must be non-negative (before, after) pairs");
+                 "nn.pad: pad_width [1, -1, 0, 0] must be non-negative (before, after) pairs");
+  EXPECT_INVALID(RunKernel("dyn.nn.pad", {}, {x, TensorOf<int64_t>({4}, {1, -1, 0, 0})}, {DType::kF32}),
+                 "dyn.nn.pad: pad_width [1, -1, 0, 0] must be non-negative (before, after) pairs");
+  EXPECT_INVALID(RunKernel("dyn.nn.pad", {}, {x, TensorOf<int64_t>({2}, {1, 1})}, {DType::kF32}),
+                 "nn.pad: 'pad_width' has 2 values for rank 2: expected 4");
+  EXPECT_INVALID(RunKernel("dyn.nn.pad", {}, {x}, {DType::kF32}),
+                 "dyn.nn.pad: expected 2 or 3 inputs (data, pad_width, optional pad value), got 1");
   EXPECT_INVALID(RunKernel("nn.pad", {{"pad_width", Ints{1}}}, {x}),
                  "must be non-negative (before, after) pairs");
   EXPECT_INVALID(

@@ -267,6 +267,13 @@ const std::map<std::string, Generator>& Generators() {
       for (int64_t& r : reps) r = Rand(rng, 0, 3);
       return Case{{{DType::kF32, RandShape(rng, 0, 3)}}, {{"reps", reps}}};
     };
+    (*g)["dyn.nn.pad"] = [](std::mt19937& rng) {
+      const Shape s = RandShape(rng, 0, 3);
+      std::vector<double> width;
+      for (size_t i = 0; i < 2 * s.size(); ++i) width.push_back(static_cast<double>(Rand(rng, 0, 2)));
+      if (!width.empty() && Rand(rng, 0, 9) == 0) width[0] = -1;  // an error both ways
+      return Case{{{DType::kF32, s}, {DType::kI64, {static_cast<int64_t>(width.size())}}}, {}, 1, {{1, width}}};
+    };
     (*g)["dyn.tile"] = [](std::mt19937& rng) {
       std::vector<double> reps(Rand(rng, 0, 4));
       for (double& r : reps) r = static_cast<double>(Rand(rng, 0, 3));

@@ -561,16 +561,31 @@ absl::StatusOr<Values> ConvertPad(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(std::string mode, ctx.String("mode", "constant"));
   std::vector<int64_t> pads;
   std::optional<OnnxValue> value;
+  const int rank = x.type.rank();
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    return ctx.Unimplemented(absl::StrFormat("mode '%s' is not supported", mode));
+  }
   if (ctx.opset() < 11) {
     DYNVM_ASSIGN_OR_RETURN(pads, ctx.Ints("pads"));
     DYNVM_ASSIGN_OR_RETURN(const double v, ctx.Float("value", 0.0));
     DYNVM_ASSIGN_OR_RETURN(value, NodeContext::ConstantScalarOf(x.type.dtype(), v));
   } else {
-    DYNVM_ASSIGN_OR_RETURN(pads, ctx.ConstantInts(1));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue given, ctx.Input(1));
     value = ctx.OptionalInput(2);
     if (ctx.OptionalInput(3)) return ctx.Unimplemented("the axes input (opset 18) is not supported");
+    if (std::optional<std::vector<int64_t>> known = given.ConstantElements()) {
+      pads = *std::move(known);
+    } else {
+      // Known only at run time: ONNX's [begins..., ends...] reordered to (before, after)
+      // pairs for dyn.nn.pad, whose kernel refuses negative pads when it runs.
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue pairs, ctx.Call("reshape", {given}, {{"newshape", std::vector<int64_t>{2, rank}}}));
+      DYNVM_ASSIGN_OR_RETURN(pairs, ctx.Call("transpose", {pairs}, {{"axes", std::vector<int64_t>{1, 0}}}));
+      DYNVM_ASSIGN_OR_RETURN(pairs, ctx.Call("reshape", {pairs}, {{"newshape", std::vector<int64_t>{2 * rank}}}));
+      std::vector<OnnxValue> args = {x, pairs};
+      if (mode == "constant" && value) args.push_back(*value);
+      return One(ctx.Call("dyn.nn.pad", std::move(args), {{"pad_mode", mode}}));
+    }
   }
-  const int rank = x.type.rank();
   if (static_cast<int>(pads.size()) != 2 * rank) {
     return ctx.Invalid(absl::StrFormat("%d pads for rank %d, expected %d", pads.size(), rank, 2 * rank));
   }
@@ -579,9 +594,6 @@ absl::StatusOr<Values> ConvertPad(NodeContext& ctx) {
     if (pads[i] < 0 || pads[i + rank] < 0) return ctx.Unimplemented("negative pads (cropping) are not supported");
     width.push_back(pads[i]);
     width.push_back(pads[i + rank]);
-  }
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    return ctx.Unimplemented(absl::StrFormat("mode '%s' is not supported", mode));
   }
   std::vector<OnnxValue> args = {x};
   if (mode == "constant" && value) args.push_back(*value);
