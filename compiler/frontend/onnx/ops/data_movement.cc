@@ -1,6 +1,6 @@
 // Converters of ONNX's data movement operators: Reshape, Flatten, Transpose, Squeeze,
 // Unsqueeze, Concat, Split, Slice, Gather, GatherElements, ScatterElements, Expand, Tile,
-// Pad, NonZero, TopK, Trilu, OneHot, DepthToSpace and SpaceToDepth.
+// Pad, NonZero, Compress, TopK, Unique, Trilu, OneHot, DepthToSpace and SpaceToDepth.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -381,6 +381,49 @@ absl::StatusOr<Values> ConvertScatterElements(NodeContext& ctx) {
   return One(ctx.Call("scatter_elements", {data, indices, updates}, {{"axis", axis}, {"reduction", reduction}}));
 }
 
+// Compress: the slices of `input` along `axis` (of the flattened input without one)
+// whose condition is true; the condition may be shorter than the axis (the rest are
+// dropped). The positions come from argwhere when the model runs.
+absl::StatusOr<Values> ConvertCompress(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue condition, ctx.Input(1));
+  if (condition.type.rank() != 1 || condition.type.dtype() != DType::kBool) {
+    return ctx.Invalid(absl::StrFormat("the condition must be a 1-D bool tensor, got %s", condition.type.ToString()));
+  }
+  int64_t axis = 0;
+  if (ctx.HasAttr("axis")) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t given, ctx.Int("axis"));
+    DYNVM_ASSIGN_OR_RETURN(axis, NormalizeAxis(ctx, given, x.type.rank()));
+  } else {
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("reshape", {x}, {{"newshape", std::vector<int64_t>{-1}}}));
+  }
+  const Dim& extent = x.type.shape()[axis];
+  const Dim& length = condition.type.shape()[0];
+  if (extent.is_const() && length.is_const() && length.const_value() > extent.const_value()) {
+    return ctx.Invalid(absl::StrFormat("the condition has %d entries for an axis of %d", length.const_value(),
+                                       extent.const_value()));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue positions, ctx.Call("argwhere", {condition}));
+  DYNVM_ASSIGN_OR_RETURN(positions, ctx.Call("reshape", {positions}, {{"newshape", std::vector<int64_t>{-1}}}));
+  return One(ctx.Call("take", {x, positions}, {{"axis", axis}, {"mode", std::string("fast")}}));
+}
+
+// Unique over the flattened input (`axis` absent): the distinct values, sorted or in
+// order of first occurrence, with their first indices, each element's inverse index
+// and the counts. Unique slices along an axis are not supported.
+absl::StatusOr<Values> ConvertUnique(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  if (ctx.HasAttr("axis")) return ctx.Unimplemented("unique slices along an axis");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t sorted, ctx.Int("sorted", 1));
+  if (x.type.rank() != 1) {
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("reshape", {x}, {{"newshape", std::vector<int64_t>{-1}}}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue all, ctx.Call("unique", {x}, {{"sorted", sorted}}));
+  Values out;
+  for (int i = 0; i < ctx.num_outputs(); ++i) out.push_back(NodeContext::Field(all, i));
+  return out;
+}
+
 // The lower (upper = 0) or upper triangle of each matrix of x's last two axes, from
 // diagonal k (input 1, default 0; positive above the main one): element [i, j] is kept
 // where j - i <= k (lower) or j - i >= k (upper), else 0. The mask is built from the
@@ -653,6 +696,7 @@ void AddDataMovementConverters(ConverterTable& table) {
       {"Expand", {ConvertExpand, {}}}, {"Tile", {ConvertTile, {}}},
       {"Pad", {ConvertPad, {"mode", "pads", "value"}}}, {"NonZero", {ConvertNonZero, {}}},
       {"TopK", {ConvertTopK, {"axis", "largest", "sorted", "k"}}},
+      {"Compress", {ConvertCompress, {"axis"}}}, {"Unique", {ConvertUnique, {"axis", "sorted"}}},
       {"Trilu", {ConvertTrilu, {"upper"}}}, {"OneHot", {ConvertOneHot, {"axis"}}},
       {"DepthToSpace", {BlockRearrange<true>, {"blocksize", "mode"}}},
       {"SpaceToDepth", {BlockRearrange<false>, {"blocksize"}}},

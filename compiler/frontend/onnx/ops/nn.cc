@@ -1,5 +1,6 @@
 // Converters of ONNX's neural-network operators: MatMul, Gemm, Softmax, LogSoftmax, Hardmax,
-// LayerNormalization, BatchNormalization, the reductions, CumSum, convolution and
+// LayerNormalization, BatchNormalization, InstanceNormalization,
+// MeanVarianceNormalization, LRN, the reductions, CumSum, convolution and
 // pooling.
 #include <algorithm>
 #include <cmath>
@@ -122,6 +123,26 @@ absl::StatusOr<OnnxValue> HardmaxAlong(const NodeContext& ctx, const OnnxValue& 
 
 absl::StatusOr<Values> ConvertHardmax(NodeContext& ctx) { return AlongAxis(ctx, HardmaxAlong); }
 
+// The moments of x over `axes`, kept as extent-1 axes: the mean, x - mean, and
+// 1 / sqrt(var + epsilon).
+struct Moments {
+  OnnxValue mean, centered, inv_std;
+};
+
+absl::StatusOr<Moments> MomentsOver(const NodeContext& ctx, const OnnxValue& x,
+                                    const std::vector<int64_t>& axes, double epsilon) {
+  const kernels::Attrs over = {{"axis", axes}, {"keepdims", int64_t{1}}};
+  Moments m;
+  DYNVM_ASSIGN_OR_RETURN(m.mean, ctx.Call("mean", {x}, over));
+  DYNVM_ASSIGN_OR_RETURN(m.centered, ctx.Call("subtract", {x, m.mean}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue squares, ctx.Call("multiply", {m.centered, m.centered}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue var, ctx.Call("mean", {squares}, over));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue eps, NodeContext::ConstantScalarOf(x.type.dtype(), epsilon));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue denom, ctx.Call("add", {var, eps}));
+  DYNVM_ASSIGN_OR_RETURN(m.inv_std, ctx.Call("rsqrt", {denom}));
+  return m;
+}
+
 // LayerNormalization over axes [axis, rank): nn.layer_norm over the last axis, the
 // normalised axes flattened into one when there are several (their extents constant),
 // and the optional Mean and InvStdDev outputs computed apart when asked for.
@@ -170,18 +191,89 @@ absl::StatusOr<Values> ConvertLayerNorm(NodeContext& ctx) {
   if (ctx.HasOutput(1) || ctx.HasOutput(2)) {
     std::vector<int64_t> axes(rank - axis);
     std::iota(axes.begin(), axes.end(), axis);
-    const kernels::Attrs reduce = {{"axis", axes}, {"keepdims", int64_t{1}}};
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue mean, ctx.Call("mean", {x}, reduce));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue d, ctx.Call("subtract", {x, mean}));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue d2, ctx.Call("multiply", {d, d}));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue var, ctx.Call("mean", {d2}, reduce));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue eps, NodeContext::ConstantScalarOf(x.type.dtype(), epsilon));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue sum, ctx.Call("add", {var, eps}));
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue inv, ctx.Call("rsqrt", {sum}));
-    out.push_back(std::move(mean));
-    out.push_back(std::move(inv));
+    DYNVM_ASSIGN_OR_RETURN(Moments m, MomentsOver(ctx, x, axes, epsilon));
+    out.push_back(std::move(m.mean));
+    out.push_back(std::move(m.inv_std));
   }
   return out;
+}
+
+// (x - mean) / sqrt(var + epsilon) over `axes`.
+absl::StatusOr<OnnxValue> Standardize(const NodeContext& ctx, const OnnxValue& x,
+                                      const std::vector<int64_t>& axes, double epsilon) {
+  DYNVM_ASSIGN_OR_RETURN(const Moments m, MomentsOver(ctx, x, axes, epsilon));
+  return ctx.Call("multiply", {m.centered, m.inv_std});
+}
+
+// InstanceNormalization on [N, C, d1...]: each (n, c) plane standardised over its
+// spatial axes, then scale[c] * y + bias[c].
+absl::StatusOr<Values> ConvertInstanceNorm(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue scale, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue bias, ctx.Input(2));
+  DYNVM_ASSIGN_OR_RETURN(const double epsilon, ctx.Float("epsilon", 1e-5));
+  const int rank = x.type.rank();
+  if (rank < 3) return ctx.Invalid(absl::StrFormat("the input must be [N, C, d1...], got %s", x.type.ToString()));
+  std::vector<int64_t> spatial;
+  for (int i = 2; i < rank; ++i) spatial.push_back(i);
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, Standardize(ctx, x, spatial, epsilon));
+  const kernels::Attrs per_channel = {{"axis", int64_t{1}}, {"num_newaxis", int64_t{rank - 2}}};
+  DYNVM_ASSIGN_OR_RETURN(scale, ctx.Call("expand_dims", {scale}, per_channel));
+  DYNVM_ASSIGN_OR_RETURN(bias, ctx.Call("expand_dims", {bias}, per_channel));
+  DYNVM_ASSIGN_OR_RETURN(y, ctx.Call("multiply", {y, scale}));
+  return One(ctx.Call("add", {y, bias}));
+}
+
+// MeanVarianceNormalization: standardised over `axes` (default [0, 2, 3]), with ONNX's
+// epsilon of 1e-9 under the root.
+absl::StatusOr<Values> ConvertMvn(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, ctx.Ints("axes", std::vector<int64_t>{0, 2, 3}));
+  return One(Standardize(ctx, x, axes, 1e-9));
+}
+
+// LRN on [N, C, d1...]: x / (bias + alpha / size * Σ x²)^beta, the sum over the `size`
+// channels around each (floor((size - 1) / 2) before, ceil after; zeros past the
+// ends), as `size` shifted slices of the squares padded along the channels. C must be
+// known when the model is compiled.
+absl::StatusOr<Values> ConvertLrn(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t size, ctx.Int("size"));
+  DYNVM_ASSIGN_OR_RETURN(const double alpha, ctx.Float("alpha", 1e-4));
+  DYNVM_ASSIGN_OR_RETURN(const double beta, ctx.Float("beta", 0.75));
+  DYNVM_ASSIGN_OR_RETURN(const double bias, ctx.Float("bias", 1.0));
+  const int rank = x.type.rank();
+  if (rank < 3) return ctx.Invalid(absl::StrFormat("the input must be [N, C, d1...], got %s", x.type.ToString()));
+  if (size < 1) return ctx.Invalid(absl::StrFormat("size must be positive, got %d", size));
+  if (!x.type.shape()[1].is_const()) return ctx.Unimplemented("a channel count known only at run time");
+  const int64_t channels = x.type.shape()[1].const_value();
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue squares, ctx.Call("multiply", {x, x}));
+  std::vector<int64_t> width(2 * rank, 0);
+  width[2] = (size - 1) / 2;
+  width[3] = size - 1 - (size - 1) / 2;
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue padded, ctx.Call("nn.pad", {squares}, {{"pad_width", width}}));
+  std::optional<OnnxValue> sum;
+  for (int64_t k = 0; k < size; ++k) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue window, ctx.Call("strided_slice", {padded},
+                                                      {{"begin", std::vector<int64_t>{k}},
+                                                       {"end", std::vector<int64_t>{k + channels}},
+                                                       {"strides", std::vector<int64_t>{1}},
+                                                       {"axes", std::vector<int64_t>{1}}}));
+    if (sum) {
+      DYNVM_ASSIGN_OR_RETURN(sum, ctx.Call("add", {*sum, window}));
+    } else {
+      sum = std::move(window);
+    }
+  }
+  const DType dtype = x.type.dtype();
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue a, NodeContext::ConstantScalarOf(dtype, alpha / static_cast<double>(size)));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue b, NodeContext::ConstantScalarOf(dtype, bias));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue e, NodeContext::ConstantScalarOf(dtype, beta));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue scaled, ctx.Call("multiply", {*sum, a}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue base, ctx.Call("add", {scaled, b}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue denom, ctx.Call("power", {base, e}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("divide", {x, denom}));
+  return Values{y.type == x.type ? y : ctx.Narrow(y, x.type)};
 }
 
 absl::StatusOr<Values> ConvertBatchNorm(NodeContext& ctx) {
@@ -380,6 +472,9 @@ void AddNnConverters(ConverterTable& table) {
       {"LogSoftmax", {SoftmaxLike<"nn.log_softmax">, {"axis"}}},
       {"Hardmax", {ConvertHardmax, {"axis"}}},
       {"LayerNormalization", {ConvertLayerNorm, {"axis", "epsilon", "stash_type"}}},
+      {"InstanceNormalization", {ConvertInstanceNorm, {"epsilon"}}},
+      {"MeanVarianceNormalization", {ConvertMvn, {"axes"}}},
+      {"LRN", {ConvertLrn, {"alpha", "beta", "bias", "size"}}},
       {"BatchNormalization",
        {ConvertBatchNorm, {"epsilon", "momentum", "is_test", "spatial", "training_mode"}}},
       {"ReduceSum", {Reduce<"sum", 13>, kReduceAttrs}}, {"ReduceMean", {Reduce<"mean", 18>, kReduceAttrs}},
