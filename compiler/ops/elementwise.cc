@@ -65,6 +65,12 @@ absl::StatusOr<Type> ArithmeticRel(const OpCall& call) {
           .status());
   return Broadcast2(call, std::nullopt);
 }
+absl::StatusOr<Type> ShiftRel(const OpCall& call) {
+  static constexpr DType kIntegers[] = {DType::kU8, DType::kU16, DType::kU32, DType::kU64,
+                                        DType::kI8, DType::kI16, DType::kI32, DType::kI64};
+  DYNVM_RETURN_IF_ERROR(TensorArg(call, 0, "lhs", kIntegers).status());
+  return Broadcast2(call, std::nullopt);
+}
 absl::StatusOr<Type> CompareRel(const OpCall& call) { return Broadcast2(call, DType::kBool); }
 absl::StatusOr<Type> LogicalRel(const OpCall& call) {
   DYNVM_RETURN_IF_ERROR(TensorArg(call, 0, "lhs", kBool).status());
@@ -105,6 +111,7 @@ constexpr OpDef kOps[] = {
     {"power", 2, 2, ArithmeticRel},           {"maximum", 2, 2, ArithmeticRel},
     {"minimum", 2, 2, ArithmeticRel},         {"mod", 2, 2, ArithmeticRel},
     {"floor_mod", 2, 2, ArithmeticRel},
+    {"left_shift", 2, 2, ShiftRel},           {"right_shift", 2, 2, ShiftRel},
     {"equal", 2, 2, CompareRel},              {"not_equal", 2, 2, CompareRel},
     {"less", 2, 2, CompareRel},               {"less_equal", 2, 2, CompareRel},
     {"greater", 2, 2, CompareRel},            {"greater_equal", 2, 2, CompareRel},

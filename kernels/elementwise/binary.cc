@@ -6,6 +6,7 @@
 //   comparisons  equal, not_equal, less, less_equal, greater, greater_equal: inputs of
 //                any one dtype (f16 and bf16 compare as their f32 values), bool output
 //   logical      logical_and, logical_or, logical_xor: bool inputs and output
+//   shifts       left_shift, right_shift: integers (u8-u64, i8-i64), a << b and a >> b
 //   where        where(cond, x, y): cond bool, x and y of any one dtype, output theirs
 //
 // The output shape is the broadcast of the inputs'. Integer arithmetic never traps:
@@ -147,6 +148,38 @@ constexpr char kLogicalAnd[] = "logical_and";
 constexpr char kLogicalOr[] = "logical_or";
 constexpr char kLogicalXor[] = "logical_xor";
 
+// Bit shifts of integers, a << b and a >> b (arithmetic for a signed a), as ONNX's
+// BitShift: a shift by b outside [0, bits of T) gives 0, or -1 for a negative a shifted
+// right, so that no shift is undefined; a left shift wraps.
+constexpr elementwise::DTypeSet kIntegers =
+    elementwise::Bit(DType::kU8) | elementwise::Bit(DType::kU16) | elementwise::Bit(DType::kU32) |
+    elementwise::Bit(DType::kU64) | elementwise::Bit(DType::kI8) | elementwise::Bit(DType::kI16) |
+    elementwise::kI32 | elementwise::kI64;
+
+template <bool kLeft, const char* kOpName>
+struct Shift : OpTraits<kIntegers> {
+  static constexpr const char* kName = kOpName;
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      constexpr int kBits = 8 * sizeof(T);
+      const bool in_range = b >= 0 && static_cast<uint64_t>(b) < static_cast<uint64_t>(kBits);
+      using U = std::make_unsigned_t<T>;
+      if constexpr (kLeft) {
+        return in_range ? static_cast<T>(static_cast<U>(static_cast<U>(a) << b)) : T{0};
+      } else if constexpr (std::is_signed_v<T>) {
+        return in_range ? static_cast<T>(a >> b) : (a < 0 ? T{-1} : T{0});
+      } else {
+        return in_range ? static_cast<T>(a >> b) : T{0};
+      }
+    } else {
+      return a;  // not instantiated: the dtypes are integers
+    }
+  }
+};
+constexpr char kLeftShift[] = "left_shift";
+constexpr char kRightShift[] = "right_shift";
+
 // ---------------------------------------------------------------------------------------
 // Wrappers and shape functions.
 
@@ -283,6 +316,8 @@ absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
       BinaryDef<Logical<std::bit_and<>, kLogicalAnd>>(),
       BinaryDef<Logical<std::bit_or<>, kLogicalOr>>(),
       BinaryDef<Logical<std::bit_xor<>, kLogicalXor>>(),
+      BinaryDef<Shift<true, kLeftShift>>(),
+      BinaryDef<Shift<false, kRightShift>>(),
       KernelDef{.name = "where",
                 .num_inputs = 3,
                 .num_outputs = 1,

@@ -615,6 +615,35 @@ TEST(BinaryOpsTest, IntegerRemainderEdges) {
   EXPECT_EQ(Elements<int32_t>(c), (std::vector<int32_t>{0, 0, 1, -1, -1}));
 }
 
+// Shifts: in range as C++ computes them on the unsigned bits (left wraps, right is
+// arithmetic for signed values); out of range (negative, or at least the width) 0, or
+// -1 for a negative value shifted right.
+TEST(BinaryOpsTest, ShiftsDefineEveryAmount) {
+  NDArray a = MakeArray<uint8_t>({5}, {0x81, 0x81, 1, 255, 16});
+  NDArray b = MakeArray<uint8_t>({5}, {1, 7, 8, 200, 4});
+  NDArray c = *NDArrayObj::Empty({5}, DType::kU8, Alloc());
+  ASSERT_TRUE(RunKernel("left_shift", a, b, c).ok());
+  EXPECT_EQ(Elements<uint8_t>(c), (std::vector<uint8_t>{0x02, 0x80, 0, 0, 0}));
+  ASSERT_TRUE(RunKernel("right_shift", a, b, c).ok());
+  EXPECT_EQ(Elements<uint8_t>(c), (std::vector<uint8_t>{0x40, 0x01, 0, 0, 1}));
+
+  NDArray s = MakeArray<int32_t>({5}, {-8, -8, 8, -1, 1});
+  NDArray t = MakeArray<int32_t>({5}, {1, 40, -1, 31, 31});
+  NDArray u = *NDArrayObj::Empty({5}, DType::kI32, Alloc());
+  ASSERT_TRUE(RunKernel("right_shift", s, t, u).ok());
+  EXPECT_EQ(Elements<int32_t>(u), (std::vector<int32_t>{-4, -1, 0, -1, 0}));
+  ASSERT_TRUE(RunKernel("left_shift", s, t, u).ok());
+  EXPECT_EQ(Elements<int32_t>(u),
+            (std::vector<int32_t>{-16, 0, 0, std::numeric_limits<int32_t>::min(),
+                                  std::numeric_limits<int32_t>::min()}));
+
+  NDArray f = MakeArray<float>({1}, {1.0f});
+  NDArray g = *NDArrayObj::Empty({1}, DType::kF32, Alloc());
+  const absl::Status status = RunKernel("left_shift", f, f, g);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(status.message()).find("unsupported dtype f32"), std::string::npos) << status;
+}
+
 // ---------------------------------------------------------------------------------------
 // where.
 

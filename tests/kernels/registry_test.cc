@@ -21,7 +21,7 @@ const char* const kOperators[] = {
     // binary with broadcasting
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "mod", "floor_mod",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-    "logical_or", "logical_xor", "where",
+    "logical_or", "logical_xor", "where", "left_shift", "right_shift",
     // reductions
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "l2_norm", "cumsum",
     // normalisation and attention

@@ -116,6 +116,9 @@ const std::map<std::string, Generator>& Generators() {
                            "greater", "greater_equal"}) {
       (*g)[op] = Binary(dtypes);
     }
+    for (const char* op : {"left_shift", "right_shift"}) {
+      (*g)[op] = Binary({DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI32, DType::kF32});
+    }
     for (const char* op : {"logical_and", "logical_or", "logical_xor"}) {
       (*g)[op] = Binary({DType::kBool, DType::kBool, DType::kBool, DType::kF32, DType::kU8});
     }

@@ -115,6 +115,18 @@ absl::StatusOr<Values> ConvertCast(NodeContext& ctx) {
   return Values{std::move(out)};
 }
 
+// BitShift: `direction` LEFT or RIGHT, on unsigned integers (the kernels shift any
+// integer type).
+absl::StatusOr<Values> ConvertBitShift(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(const std::string direction, ctx.String("direction"));
+  if (direction != "LEFT" && direction != "RIGHT") {
+    return ctx.Invalid(absl::StrFormat("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"", direction));
+  }
+  return One(ctx.Call(direction == "LEFT" ? "left_shift" : "right_shift", {x, y}));
+}
+
 absl::StatusOr<Values> ConvertLeakyRelu(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(const double alpha, ctx.Float("alpha", 0.01));
@@ -311,7 +323,7 @@ void AddElementwiseConverters(ConverterTable& table) {
       {"LessOrEqual", {Binary<"less_equal">, {}}}, {"Greater", {Binary<"greater">, {"broadcast"}}},
       {"GreaterOrEqual", {Binary<"greater_equal">, {}}}, {"And", {Binary<"logical_and">, {"broadcast"}}},
       {"Or", {Binary<"logical_or">, {"broadcast"}}}, {"Xor", {Binary<"logical_xor">, {"broadcast"}}},
-      {"Where", {ConvertWhere, {}}}, {"Max", {Variadic<"maximum">, {}}},
+      {"Where", {ConvertWhere, {}}}, {"BitShift", {ConvertBitShift, {"direction"}}}, {"Max", {Variadic<"maximum">, {}}},
       {"Min", {Variadic<"minimum">, {}}}, {"Sum", {Variadic<"add">, {}}},
       {"Mean", {Variadic<"mean">, {}}},
   });
