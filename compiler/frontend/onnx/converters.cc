@@ -25,6 +25,7 @@ const ops::ConverterTable& Table() {
     ops::AddNnConverters(*t);
     ops::AddLossConverters(*t);
     ops::AddEinsumConverters(*t);
+    ops::AddConvTransposeConverters(*t);
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);

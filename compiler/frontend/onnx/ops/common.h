@@ -68,6 +68,7 @@ void AddDataMovementConverters(ConverterTable& table);
 void AddNnConverters(ConverterTable& table);
 void AddLossConverters(ConverterTable& table);
 void AddEinsumConverters(ConverterTable& table);
+void AddConvTransposeConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);

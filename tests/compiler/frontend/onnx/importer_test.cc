@@ -590,6 +590,77 @@ TEST(OnnxImporterTest, EinsumMatchesBruteForce) {
   }
 }
 
+// ConvTranspose by its definition — each input element scatters kernel * x into the
+// output at stride * i + dilation * k - pad_begin — with groups, strides, dilations,
+// pads and output_padding at once, a constant kernel (flipped and regrouped when the
+// model compiles) and a batch known only at run time. f32 sums of a few products:
+// 1e-5 relative.
+TEST(OnnxImporterTest, ConvTransposeMatchesItsDefinition) {
+  const int64_t cin = 4, cout_per_group = 3, group = 2, kh = 2, kw = 2, h = 3, w = 4;
+  const std::vector<int64_t> strides = {2, 1}, dilations = {1, 2}, pads = {1, 0, 0, 1}, output_padding = {1, 0};
+  onnx::ModelProto m = Model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n", "4", "3", "4"});
+  onnx::TensorProto* kernel = g->add_initializer();
+  kernel->set_name("k");
+  kernel->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {cin, cout_per_group, kh, kw}) kernel->add_dims(d);
+  std::vector<float> weights(cin * cout_per_group * kh * kw);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = std::cos(0.7f * static_cast<float>(i));
+  for (float v : weights) kernel->add_float_data(v);
+  onnx::NodeProto* node = AddNode(g, "ConvTranspose", {"x", "k"}, {"y"});
+  AddIntAttr(node, "group", group);
+  for (const auto& [name, values] : {std::pair{"strides", strides}, {"dilations", dilations}, {"pads", pads},
+                                     {"output_padding", output_padding}}) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n", "6", "", ""});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  const int64_t oh = strides[0] * (h - 1) + output_padding[0] + (kh - 1) * dilations[0] + 1 - pads[0] - pads[2];
+  const int64_t ow = strides[1] * (w - 1) + output_padding[1] + (kw - 1) * dilations[1] + 1 - pads[1] - pads[3];
+  for (const int64_t batch : {1, 2}) {
+    SCOPED_TRACE(batch);
+    const NDArray x = Counting({batch, cin, h, w}, allocator);
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(x)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const NDArrayObj& y = *got->As<NDArrayObj>();
+    ASSERT_EQ(std::vector<int64_t>(y.shape().begin(), y.shape().end()),
+              (std::vector<int64_t>{batch, group * cout_per_group, oh, ow}));
+    std::vector<double> want(y.num_elements(), 0.0);
+    const int64_t cin_per_group = cin / group;
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t c = 0; c < cin; ++c) {
+        for (int64_t i = 0; i < h; ++i) {
+          for (int64_t j = 0; j < w; ++j) {
+            for (int64_t co = 0; co < cout_per_group; ++co) {
+              for (int64_t a = 0; a < kh; ++a) {
+                for (int64_t b = 0; b < kw; ++b) {
+                  const int64_t r = i * strides[0] + a * dilations[0] - pads[0];
+                  const int64_t q = j * strides[1] + b * dilations[1] - pads[1];
+                  if (r < 0 || r >= oh || q < 0 || q >= ow) continue;
+                  const int64_t out_c = (c / cin_per_group) * cout_per_group + co;
+                  want[((n * group * cout_per_group + out_c) * oh + r) * ow + q] +=
+                      x->data_as<float>()[((n * cin + c) * h + i) * w + j] *
+                      weights[((c * cout_per_group + co) * kh + a) * kw + b];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    for (int64_t e = 0; e < y.num_elements(); ++e) {
+      ASSERT_NEAR(y.data_as<float>()[e], want[e], 1e-5 * (1 + std::fabs(want[e]))) << "element " << e;
+    }
+  }
+}
+
 TEST(OnnxImporterErrorTest, LossesCheckTheirOperands) {
   const auto loss_model = [](const std::vector<std::string>& target_dims, const std::string& reduction) {
     onnx::ModelProto m = Model(13);
