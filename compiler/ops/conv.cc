@@ -152,6 +152,20 @@ absl::StatusOr<Type> ResizeRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, {x.shape()[0], x.shape()[1], size[0], size[1]});
 }
 
+// dyn.image.resize2d(data, target): the target ONNX's sizes (i64 [4]) or scales (f32
+// [4]), read at run time; N and C stay, H and W are `?`.
+absl::StatusOr<Type> DynResizeRel(const OpCall& call) {
+  static constexpr DType kTarget[] = {DType::kI64, DType::kF32};
+  DYNVM_RETURN_IF_ERROR(CheckLayout(call, "layout", "NCHW"));
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  if (x.rank() != 4) return OpError(call, absl::StrFormat("data %s must have rank 4 (NCHW)", ShapeText(x.shape())));
+  DYNVM_ASSIGN_OR_RETURN(const Type target, TensorArg(call, 1, "target", kTarget));
+  if (target.rank() != 1 || (target.shape()[0].is_const() && target.shape()[0] != Dim(4))) {
+    return OpError(call, absl::StrFormat("the target must hold 4 values (N, C, H, W), got %s", target.ToString()));
+  }
+  return Type::Tensor(DType::kF32, {x.shape()[0], x.shape()[1], Dim::Any(), Dim::Any()});
+}
+
 constexpr OpDef kOps[] = {
     {"nn.conv2d", 2, 3, ConvRel<2>},
     {"nn.conv1d", 2, 3, ConvRel<1>},
@@ -159,6 +173,7 @@ constexpr OpDef kOps[] = {
     {"nn.avg_pool2d", 1, 1, PoolRel},
     {"nn.global_avg_pool2d", 1, 1, GlobalPoolRel},
     {"image.resize2d", 1, 1, ResizeRel},
+    {"dyn.image.resize2d", 2, 2, DynResizeRel},
 };
 
 }  // namespace

@@ -60,6 +60,10 @@ struct ResizeState {
   Method method = Method::kLinear;
   CoordMode mode = CoordMode::kHalfPixel;
   Rounding rounding = Rounding::kFloor;
+  bool target_input = false;  // dyn.image.resize2d: the sizes or scales are the second input
+  // Input extents per output extent along H and W, where given scales set them (1 /
+  // scale); 0: in / out.
+  float ratio_h = 0.0f, ratio_w = 0.0f;
 };
 
 // The enum value whose name is `value`, or InvalidArgument listing the names.
@@ -76,26 +80,14 @@ absl::StatusOr<E> ParseEnumAttr(std::string_view attr, const std::string& value,
       absl::StrFormat("unsupported %s '%s': expected one of %s", attr, value, known));
 }
 
-absl::StatusOr<std::shared_ptr<const void>> BindResize(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(
-      attrs, {"size", "method", "coordinate_transformation_mode", "rounding_method", "layout",
-              "out_dtype", "roi", "cubic_alpha", "cubic_exclude", "extrapolation_value"}));
+// The attributes both forms share (all but `size`) into `s`.
+absl::Status ParseResizeAttrs(const Attrs& attrs, ResizeState& s) {
   DYNVM_RETURN_IF_ERROR(nn::CheckLayoutAttr(attrs, "layout", "NCHW"));
   DYNVM_ASSIGN_OR_RETURN(const std::string out_dtype, GetStringAttr(attrs, "out_dtype", ""));
   if (!out_dtype.empty() && out_dtype != "float32" && out_dtype != "f32") {
     return absl::InvalidArgumentError(
         absl::StrFormat("unsupported out_dtype '%s': expected float32", out_dtype));
   }
-  ResizeState s;
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> size, GetIntsAttr(attrs, "size"));
-  if (size.size() != 2 || size[0] < 0 || size[1] < 0 || size[0] >= nn::kMaxWindowAttr ||
-      size[1] >= nn::kMaxWindowAttr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("attribute 'size' must be [height, width] in [0, %d), got [%s]",
-                        nn::kMaxWindowAttr, absl::StrJoin(size, ", ")));
-  }
-  s.out_h = size[0];
-  s.out_w = size[1];
   DYNVM_ASSIGN_OR_RETURN(const std::string method, GetStringAttr(attrs, "method", "linear"));
   DYNVM_ASSIGN_OR_RETURN(s.method, ParseEnumAttr<Method>("method", method,
                                                          {{"nearest_neighbor", Method::kNearest},
@@ -118,7 +110,91 @@ absl::StatusOr<std::shared_ptr<const void>> BindResize(const Attrs& attrs) {
                                            {"ceil", Rounding::kCeil},
                                            {"round_prefer_floor", Rounding::kRoundPreferFloor},
                                            {"round_prefer_ceil", Rounding::kRoundPreferCeil}}));
+  return absl::OkStatus();
+}
+
+// The attributes both forms take, and `size` for image.resize2d.
+#define DYNVM_RESIZE_ATTRS                                                                   \
+  "method", "coordinate_transformation_mode", "rounding_method", "layout", "out_dtype", "roi", \
+      "cubic_alpha", "cubic_exclude", "extrapolation_value"
+
+absl::StatusOr<std::shared_ptr<const void>> BindResize(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {DYNVM_RESIZE_ATTRS, "size"}));
+  ResizeState s;
+  DYNVM_RETURN_IF_ERROR(ParseResizeAttrs(attrs, s));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> size, GetIntsAttr(attrs, "size"));
+  if (size.size() != 2 || size[0] < 0 || size[1] < 0 || size[0] >= nn::kMaxWindowAttr ||
+      size[1] >= nn::kMaxWindowAttr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("attribute 'size' must be [height, width] in [0, %d), got [%s]",
+                        nn::kMaxWindowAttr, absl::StrJoin(size, ", ")));
+  }
+  s.out_h = size[0];
+  s.out_w = size[1];
   return std::make_shared<const ResizeState>(s);
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindDynResize(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {DYNVM_RESIZE_ATTRS}));
+  ResizeState s;
+  DYNVM_RETURN_IF_ERROR(ParseResizeAttrs(attrs, s));
+  s.target_input = true;
+  return std::make_shared<const ResizeState>(s);
+}
+
+#undef DYNVM_RESIZE_ATTRS
+
+// A call's state: the bound one, or for dyn.image.resize2d, the output extents from the
+// second input — ONNX's `sizes` (i64 [N, C, H, W]) or `scales` (f32 [1, 1, sh, sw]:
+// H' = floor(H sh), the source coordinates then use 1 / sh) — N and C unchanged.
+absl::StatusOr<ResizeState> CallResizeState(const void* bound, absl::Span<NDArrayObj* const> inputs) {
+  ResizeState s = *static_cast<const ResizeState*>(bound);
+  if (!s.target_input) return s;
+  const NDArrayObj& x = *inputs[0];
+  const NDArrayObj& target = *inputs[1];
+  if (target.ndim() != 1 || target.num_elements() != 4 || x.ndim() != 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dyn.image.resize2d: the target must hold 4 values (N, C, H, W) for NCHW data, got shape %s for data %s",
+        ShapeToString(target.shape()), ShapeToString(x.shape())));
+  }
+  if (target.dtype() == DType::kI64) {
+    const int64_t* size = target.data_as<int64_t>();
+    if (size[0] != x.shape()[0] || size[1] != x.shape()[1]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "dyn.image.resize2d: sizes [%d, %d, ...] change N or C of data %s: only H and W resize",
+          size[0], size[1], ShapeToString(x.shape())));
+    }
+    if (size[2] < 0 || size[3] < 0 || size[2] >= nn::kMaxWindowAttr || size[3] >= nn::kMaxWindowAttr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "dyn.image.resize2d: sizes H and W must be in [0, %d), got [%d, %d]", nn::kMaxWindowAttr,
+          size[2], size[3]));
+    }
+    s.out_h = size[2];
+    s.out_w = size[3];
+    return s;
+  }
+  if (target.dtype() != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dyn.image.resize2d: the target must be sizes (i64) or scales (f32), got %s", DTypeName(target.dtype())));
+  }
+  const float* scale = target.data_as<float>();
+  if (scale[0] != 1.0f || scale[1] != 1.0f || !(scale[2] > 0.0f) || !(scale[3] > 0.0f)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dyn.image.resize2d: scales [%g, %g, %g, %g] must be 1 for N and C and positive for H and W",
+        scale[0], scale[1], scale[2], scale[3]));
+  }
+  const double h = std::floor(static_cast<double>(x.shape()[2]) * scale[2]);
+  const double w = std::floor(static_cast<double>(x.shape()[3]) * scale[3]);
+  if (!(h < nn::kMaxWindowAttr) || !(w < nn::kMaxWindowAttr)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dyn.image.resize2d: scales %g x %g of data %s give more than %d rows or columns", scale[2],
+        scale[3], ShapeToString(x.shape()), nn::kMaxWindowAttr));
+  }
+  s.out_h = static_cast<int64_t>(h);
+  s.out_w = static_cast<int64_t>(w);
+  s.ratio_h = 1.0f / scale[2];
+  s.ratio_w = 1.0f / scale[3];
+  return s;
 }
 
 absl::StatusOr<Shape> ResizeOutputShape(const ResizeState& s, const NDArrayObj& x) {
@@ -137,23 +213,26 @@ absl::StatusOr<Shape> ResizeOutputShape(const ResizeState& s, const NDArrayObj& 
 }
 
 absl::Status ResizeShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(
-      call.output_shapes[0],
-      ResizeOutputShape(*static_cast<const ResizeState*>(call.state), *call.inputs[0]));
+  DYNVM_ASSIGN_OR_RETURN(const ResizeState s, CallResizeState(call.state, call.input_span()));
+  DYNVM_ASSIGN_OR_RETURN(call.output_shapes[0], ResizeOutputShape(s, *call.inputs[0]));
   return absl::OkStatus();
 }
 
-// The source coordinate of output `x` along an axis of `in` inputs and `out` outputs.
-float SourceCoordinate(CoordMode mode, int64_t x, int64_t in, int64_t out) {
-  const float scale = static_cast<float>(in) / static_cast<float>(out);
+// The source coordinate of output `x` along an axis of `in` inputs and `out` outputs;
+// `ratio` is input extents per output extent where scales set it, else 0 (in / out).
+float SourceCoordinate(CoordMode mode, int64_t x, int64_t in, int64_t out, float ratio) {
+  const float scale = ratio > 0.0f ? ratio : static_cast<float>(in) / static_cast<float>(out);
   const float fx = static_cast<float>(x);
   switch (mode) {
     case CoordMode::kHalfPixel:
       return (fx + 0.5f) * scale - 0.5f;
     case CoordMode::kPytorchHalfPixel:
       return out > 1 ? (fx + 0.5f) * scale - 0.5f : 0.0f;
-    case CoordMode::kAlignCorners:
-      return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) * fx : 0.0f;
+    case CoordMode::kAlignCorners: {
+      // With scales, ONNX aligns the corners of the unrounded output, in * scale long.
+      const float length = ratio > 0.0f ? static_cast<float>(in) / ratio : static_cast<float>(out);
+      return length > 1.0f ? static_cast<float>(in - 1) / (length - 1.0f) * fx : 0.0f;
+    }
     case CoordMode::kAsymmetric:
       return fx * scale;
     case CoordMode::kTfHalfPixelForNn:
@@ -194,9 +273,9 @@ struct AxisTable {
   float* t;
 };
 
-void FillAxisTable(const ResizeState& s, int64_t in, int64_t out, const AxisTable& table) {
+void FillAxisTable(const ResizeState& s, int64_t in, int64_t out, float ratio, const AxisTable& table) {
   for (int64_t x = 0; x < out; ++x) {
-    const float v = SourceCoordinate(s.mode, x, in, out);
+    const float v = SourceCoordinate(s.mode, x, in, out, ratio);
     if (s.method == Method::kNearest) {
       table.i0[x] = ClampIndex(Round(s.rounding, v), in);
       continue;
@@ -227,7 +306,7 @@ void ResizeRow(const ResizeState& s, const float* plane, int64_t in_w, int64_t o
 }
 
 absl::Status ResizeKernel(const KernelCall& call) {
-  const ResizeState& s = *static_cast<const ResizeState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(const ResizeState s, CallResizeState(call.state, call.inputs()));
   const NDArrayObj& x = *call.args[0];
   DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, ResizeOutputShape(s, x));
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOp, call, {out_shape}));
@@ -243,8 +322,8 @@ absl::Status ResizeKernel(const KernelCall& call) {
   float* weights = reinterpret_cast<float*>(indices + 2 * positions);
   const AxisTable xs{indices, indices + s.out_w, weights};
   const AxisTable ys{indices + 2 * s.out_w, indices + 2 * s.out_w + s.out_h, weights + s.out_w};
-  FillAxisTable(s, in_w, s.out_w, xs);
-  FillAxisTable(s, in_h, s.out_h, ys);
+  FillAxisTable(s, in_w, s.out_w, s.ratio_w, xs);
+  FillAxisTable(s, in_h, s.out_h, s.ratio_h, ys);
 
   const float* in = x.data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
@@ -261,11 +340,17 @@ absl::Status ResizeKernel(const KernelCall& call) {
 }  // namespace
 
 absl::Status RegisterResizeKernels(KernelRegistry& registry) {
-  return registry.Register(KernelDef{.name = std::string(kOp),
-                                     .num_inputs = 1,
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kOp),
+                                                    .num_inputs = 1,
+                                                    .num_outputs = 1,
+                                                    .fn = ResizeKernel,
+                                                    .bind = BindResize,
+                                                    .shape_fn = ResizeShapeFn}));
+  return registry.Register(KernelDef{.name = "dyn.image.resize2d",
+                                     .num_inputs = 2,
                                      .num_outputs = 1,
                                      .fn = ResizeKernel,
-                                     .bind = BindResize,
+                                     .bind = BindDynResize,
                                      .shape_fn = ResizeShapeFn});
 }
 

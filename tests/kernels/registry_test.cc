@@ -36,7 +36,7 @@ const char* const kOperators[] = {
     // data-dependent shapes
     "argwhere", "nonzero", "shape_of", "dyn.strided_slice", "unique", "dyn.reshape",
     "dyn.broadcast_to", "dyn.full", "dyn.zeros", "dyn.ones", "dyn.squeeze", "dyn.expand_dims",
-    "dyn.split", "dyn.nn.pad", "dyn.tile", "dyn.topk", "dyn.cumsum", "dyn.sum", "dyn.mean", "dyn.max",
+    "dyn.split", "dyn.image.resize2d", "dyn.nn.pad", "dyn.tile", "dyn.topk", "dyn.cumsum", "dyn.sum", "dyn.mean", "dyn.max",
     "dyn.min", "dyn.prod", "dyn.l2_norm",
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",

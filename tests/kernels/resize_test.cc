@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -151,6 +152,52 @@ TEST(ResizeTest, RelayAttributesAreAccepted) {
   attrs["extrapolation_value"] = 0.0;
   attrs["out_dtype"] = std::string("");
   EXPECT_EQ(Resize(x, attrs), (std::vector<double>{1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
+}
+
+// dyn.image.resize2d: ONNX's sizes give what the size attribute gives; scales give
+// floor(in * scale) and map coordinates by 1 / scale (here 0.6 of 5 columns: 3 columns
+// read from x = (j + 0.5) / 0.6 - 0.5, not from the extents' ratio 5 / 3).
+TEST(ResizeTest, DynTargetSizesAndScales) {
+  std::mt19937 rng(3);
+  const NDArray x = RandomTensor({2, 3, 4, 5}, DType::kF32, rng);
+  for (const char* method : {"nearest_neighbor", "linear"}) {
+    SCOPED_TRACE(method);
+    Attrs dyn = ResizeAttrs(0, 0, method, "half_pixel");
+    dyn.erase("size");
+    absl::StatusOr<std::vector<NDArray>> by_sizes =
+        RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<int64_t>({4}, {2, 3, 7, 3})}, {DType::kF32});
+    ASSERT_TRUE(by_sizes.ok()) << by_sizes.status();
+    EXPECT_EQ(Values((*by_sizes)[0]), Resize(x, ResizeAttrs(7, 3, method, "half_pixel")));
+
+    absl::StatusOr<std::vector<NDArray>> by_scales =
+        RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<float>({4}, {1, 1, 1, 0.6f})}, {DType::kF32});
+    ASSERT_TRUE(by_scales.ok()) << by_scales.status();
+    const NDArray& y = (*by_scales)[0];
+    ASSERT_EQ(y->shape(), (Shape{2, 3, 4, 3}));
+    for (int64_t j = 0; j < 3; ++j) {
+      const float v = (static_cast<float>(j) + 0.5f) / 0.6f - 0.5f;
+      const float* row = x->data_as<float>();  // plane 0, row 0
+      const int64_t i0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(v)), 0, 4);
+      const int64_t i1 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(v)) + 1, 0, 4);
+      const float t = v - std::floor(v);
+      const double want = std::string_view(method) == "linear"
+                              ? row[i0] * (1.0 - t) + row[i1] * t
+                              : row[std::clamp<int64_t>(static_cast<int64_t>(std::floor(v + 1e-5f)), 0, 4)];
+      EXPECT_NEAR(y->data_as<float>()[j], want, 1e-6) << "column " << j;
+    }
+  }
+  Attrs dyn = ResizeAttrs(0, 0, "linear", "half_pixel");
+  dyn.erase("size");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<int64_t>({4}, {2, 4, 7, 3})}, {DType::kF32}),
+                "sizes [2, 4, ...] change N or C");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<float>({4}, {1, 1, 0, 2})}, {DType::kF32}),
+                "must be 1 for N and C and positive for H and W");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<int32_t>({4}, {2, 3, 7, 3})}, {DType::kF32}),
+                "the target must be sizes (i64) or scales (f32), got i32");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<float>({2}, {2, 2})}, {DType::kF32}),
+                "the target must hold 4 values");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<float>({4}, {1, 1, 1e30f, 1})}, {DType::kF32}),
+                "give more than");
 }
 
 TEST(ResizeTest, Errors) {

@@ -26,6 +26,7 @@ const ops::ConverterTable& Table() {
     ops::AddLossConverters(*t);
     ops::AddEinsumConverters(*t);
     ops::AddConvTransposeConverters(*t);
+    ops::AddResizeConverters(*t);
     ops::AddControlFlowConverters(*t);
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);

@@ -428,6 +428,17 @@ const std::map<std::string, Generator>& Generators() {
     (*g)["nn.global_avg_pool2d"] = [](std::mt19937& rng) {
       return Case{{{DType::kF32, RandShape(rng, 3, 5)}}, {}};
     };
+    (*g)["dyn.image.resize2d"] = [](std::mt19937& rng) {
+      const Shape data = {Rand(rng, 1, 2), Rand(rng, 1, 2), Rand(rng, 1, 4), Rand(rng, 1, 4)};
+      if (Rand(rng, 0, 1) == 0) {  // sizes, now and then changing C (an error both ways)
+        const double c = static_cast<double>(Rand(rng, 0, 9) == 0 ? data[1] + 1 : data[1]);
+        return Case{{{DType::kF32, data}, {DType::kI64, {4}}}, {}, 1,
+                    {{1, {static_cast<double>(data[0]), c, static_cast<double>(Rand(rng, 0, 5)),
+                          static_cast<double>(Rand(rng, 0, 5))}}}};
+      }
+      return Case{{{DType::kF32, data}, {DType::kF32, {4}}}, {}, 1,
+                  {{1, {1.0, 1.0, 0.5 * static_cast<double>(Rand(rng, 1, 5)), 0.5 * static_cast<double>(Rand(rng, 1, 5))}}}};
+    };
     (*g)["image.resize2d"] = [](std::mt19937& rng) {
       const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
       return Case{{{DType::kF32, data}}, {{"size", std::vector<int64_t>{Rand(rng, 0, 5), Rand(rng, 0, 5)}}}};

@@ -69,6 +69,7 @@ void AddNnConverters(ConverterTable& table);
 void AddLossConverters(ConverterTable& table);
 void AddEinsumConverters(ConverterTable& table);
 void AddConvTransposeConverters(ConverterTable& table);
+void AddResizeConverters(ConverterTable& table);
 void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);
