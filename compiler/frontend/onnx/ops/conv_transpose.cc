@@ -8,7 +8,8 @@
 // Pads follow ONNX: explicit `pads`, or from `output_shape` / `auto_pad` (SAME_UPPER puts
 // the odd unit of padding at the end, SAME_LOWER and output_shape at the beginning), with
 // the full output extent stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1;
-// an output_shape above it gets negative pads, which extend the output.
+// an output_shape above it gets negative pads, which extend the output. Explicit pads
+// within the kernel's reach work over extents known only at run time.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,23 +105,27 @@ absl::StatusOr<Values> ConvertConvTranspose(NodeContext& ctx) {
     }
   }
 
-  // The input with stride - 1 zeros between its elements along each spatial axis.
+  // The input with stride - 1 zeros between its elements along each spatial axis: an
+  // axis of extent s after it, padded with s - 1 zeros and merged into it (the merged
+  // shape computed when the model runs, so any extents do), then the trailing s - 1
+  // zeros dropped.
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t s = strides[i];
     if (s == 1) continue;
     const int64_t axis = static_cast<int64_t>(2 + i);
-    std::vector<int64_t> merged = {-1};
-    for (int d = 1; d < rank; ++d) {
-      const Dim& e = x.type.shape()[d];
-      if (!e.is_const()) return ctx.Unimplemented("a stride above 1 over extents known only at run time");
-      merged.push_back(d == axis ? e.const_value() * s : e.const_value());
-    }
+    std::vector<Dim> dims = x.type.shape();  // the other axes keep theirs
+    dims[axis] = in[i] >= 0 ? Dim((in[i] - 1) * s + 1) : Dim::Any();
+    std::vector<int64_t> factors(rank, 1);
+    factors[axis] = s;
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue merged, ctx.Call("multiply", {shape, NodeContext::ConstantI64(factors)}));
     DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("expand_dims", {x}, {{"axis", axis + 1}, {"num_newaxis", int64_t{1}}}));
     std::vector<int64_t> width(2 * (rank + 1), 0);
     width[2 * (axis + 1) + 1] = s - 1;
     DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("nn.pad", {x}, {{"pad_width", width}}));
-    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("reshape", {x}, {{"newshape", merged}}));
-    DYNVM_ASSIGN_OR_RETURN(x, SliceAxis(ctx, x, axis, 0, (in[i] - 1) * s + 1));
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("dyn.reshape", {x, merged}));
+    DYNVM_ASSIGN_OR_RETURN(x, SliceAxis(ctx, x, axis, 0, -(s - 1)));
+    x = ctx.Narrow(x, Type::Tensor(x.type.dtype(), std::move(dims)));
   }
 
   // The stride-1 convolution's pads; a negative one crops the input instead.

@@ -593,14 +593,14 @@ TEST(OnnxImporterTest, EinsumMatchesBruteForce) {
 // ConvTranspose by its definition — each input element scatters kernel * x into the
 // output at stride * i + dilation * k - pad_begin — with groups, strides, dilations,
 // pads and output_padding at once, a constant kernel (flipped and regrouped when the
-// model compiles) and a batch known only at run time. f32 sums of a few products:
+// model compiles) and batch and image extents known only at run time. f32 sums of a few products:
 // 1e-5 relative.
 TEST(OnnxImporterTest, ConvTransposeMatchesItsDefinition) {
-  const int64_t cin = 4, cout_per_group = 3, group = 2, kh = 2, kw = 2, h = 3, w = 4;
+  const int64_t cin = 4, cout_per_group = 3, group = 2, kh = 2, kw = 2;
   const std::vector<int64_t> strides = {2, 1}, dilations = {1, 2}, pads = {1, 0, 0, 1}, output_padding = {1, 0};
   onnx::ModelProto m = Model(13);
   onnx::GraphProto* g = m.mutable_graph();
-  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n", "4", "3", "4"});
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n", "4", "h", "w"});
   onnx::TensorProto* kernel = g->add_initializer();
   kernel->set_name("k");
   kernel->set_data_type(onnx::TensorProto::FLOAT);
@@ -622,10 +622,10 @@ TEST(OnnxImporterTest, ConvTransposeMatchesItsDefinition) {
   ASSERT_NE(exe, nullptr);
   auto allocator = MakePooledAllocator();
   vm::VirtualMachine machine(exe);
-  const int64_t oh = strides[0] * (h - 1) + output_padding[0] + (kh - 1) * dilations[0] + 1 - pads[0] - pads[2];
-  const int64_t ow = strides[1] * (w - 1) + output_padding[1] + (kw - 1) * dilations[1] + 1 - pads[1] - pads[3];
-  for (const int64_t batch : {1, 2}) {
-    SCOPED_TRACE(batch);
+  for (const auto& [batch, h, w] : {std::tuple<int64_t, int64_t, int64_t>{1, 3, 4}, {2, 5, 2}}) {
+    SCOPED_TRACE(absl::StrFormat("batch %d, %d x %d", batch, h, w));
+    const int64_t oh = strides[0] * (h - 1) + output_padding[0] + (kh - 1) * dilations[0] + 1 - pads[0] - pads[2];
+    const int64_t ow = strides[1] * (w - 1) + output_padding[1] + (kw - 1) * dilations[1] + 1 - pads[1] - pads[3];
     const NDArray x = Counting({batch, cin, h, w}, allocator);
     absl::StatusOr<Value> got = machine.Invoke("main", {Value(x)});
     ASSERT_TRUE(got.ok()) << got.status();

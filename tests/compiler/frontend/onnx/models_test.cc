@@ -1,5 +1,6 @@
 // The ONNX model fixtures of tests/models/ — BERT, GPT-2 and DistilBERT, a 2-layer LSTM
-// and a 2-layer bidirectional GRU, in small configurations, each exported from PyTorch
+// and a 2-layer bidirectional GRU, in small configurations (and a U-Net-like image model,
+// at image sizes), each exported from PyTorch
 // with dynamic batch and sequence axes by the script beside it — each compiled once,
 // through the same path as vm_compile and vm_run, and run at every (batch, sequence)
 // pair of its PyTorch goldens: 1x1, 2x7 (a padded row where the model has a mask), 1x64,
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -134,6 +136,31 @@ INSTANTIATE_TEST_SUITE_P(
         ModelCase{"rnn", "gru_mini.onnx", "gru_", {"x"}, "tensor f32[batch, sequence, 16]",
                   {"y", "h_n"}}),
     CaseName);
+
+// The U-Net-like image model (tests/models/unet: convolutions with BatchNorm, max
+// pooling, ConvTranspose2d, nearest and bilinear F.interpolate, skip concatenations),
+// exported with dynamic batch, height and width: one executable at every image size of
+// its goldens, within the same bound as the sequence models (its outputs are of order
+// 0.1-1).
+TEST(OnnxImageModelTest, UNetMatchesPyTorchAtEveryImageSize) {
+  const ModelCase m{"unet", "unet_mini.onnx", "", {"x"}, "", {"y"}};
+  std::shared_ptr<const vm::Executable> exe = Compile(m);
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  // make_unet_mini.py's CASES.
+  for (const auto& [batch, height, width] : std::vector<std::tuple<int, int, int>>{
+           {1, 16, 16}, {2, 32, 24}, {1, 8, 40}, {3, 2, 2}}) {
+    const std::string tag = absl::StrFormat("n%d_h%d_w%d", batch, height, width);
+    SCOPED_TRACE(tag);
+    absl::StatusOr<Value> result = machine.Invoke("main", {Value(Golden(m, tag, "x"))});
+    ASSERT_TRUE(result.ok()) << result.status();
+    const NDArray want = Golden(m, tag, "y");
+    const NDArrayObj* got = result->As<NDArrayObj>();
+    ASSERT_NE(got, nullptr);
+    ASSERT_EQ(got->shape(), want->shape());
+    EXPECT_LE(MaxAbsDiff(*got, *want), kMaxAbs);
+  }
+}
 
 }  // namespace
 }  // namespace dynvm::compiler
