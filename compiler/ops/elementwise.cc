@@ -18,9 +18,9 @@ constexpr DType kFloats[] = {DType::kF32, DType::kF64};  // f32 maps that take f
 constexpr DType kSigned[] = {DType::kF32, DType::kI32, DType::kI64};
 constexpr DType kBool[] = {DType::kBool};
 // The dtypes of the binary kernels (kernels/elementwise/binary.cc): arithmetic, and power.
-constexpr DType kArithmetic[] = {DType::kF32, DType::kF64, DType::kU8,  DType::kI8,
-                                 DType::kI16, DType::kI32, DType::kI64, DType::kU16,
-                                 DType::kU32, DType::kU64};
+constexpr DType kArithmetic[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
+                                 DType::kU8,  DType::kI8,  DType::kI16, DType::kI32,
+                                 DType::kI64, DType::kU16, DType::kU32, DType::kU64};
 constexpr DType kPowerDTypes[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
 
 template <const auto& kDTypes>

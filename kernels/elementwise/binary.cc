@@ -1,8 +1,9 @@
 // Elementwise binary kernels with numpy broadcasting, and `where`:
 //
 //   arithmetic   add, subtract, multiply, divide, maximum, minimum, mod, floor_mod
-//                (f32, f64, u8, i8, i16, i32, i64) and power (f32, f64, i32, i64):
-//                a op b, of the inputs' dtype
+//                (f32, f64, f16, bf16, u8-u64, i8-i64) and power (f32, f64, i32, i64):
+//                a op b, of the inputs' dtype; f16 and bf16 computed in f32 and rounded
+//                to nearest even once
 //   comparisons  equal, not_equal, less, less_equal, greater, greater_equal: inputs of
 //                any one dtype (f16 and bf16 compare as their f32 values), bool output
 //   logical      logical_and, logical_or, logical_xor: bool inputs and output
@@ -86,6 +87,17 @@ void ForEachRun(const BroadcastLoop<N>& loop, int64_t bytes_per_element, ThreadP
   ParallelForEachBroadcastRun(loop, pool, internal::GrainForBytes(bytes_per_element), fn);
 }
 
+// A result of the arithmetic type stored as `Out`: f16 and bf16 rounded to nearest
+// even (elementwise::Convert), every other type as it is.
+template <typename Out, typename V>
+Out Narrow(V v) {
+  if constexpr (std::is_same_v<Out, elementwise::Half> || std::is_same_v<Out, elementwise::BFloat16>) {
+    return elementwise::Convert<Out>(v);
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
 // c = Op(a, b) elementwise over `loop`.
 template <typename Op, typename T, typename Out>
 void BinaryLoop(const BroadcastLoop<2>& loop, const T* a, const T* b, Out* c, ThreadPool& pool) {
@@ -98,7 +110,7 @@ void BinaryLoop(const BroadcastLoop<2>& loop, const T* a, const T* b, Out* c, Th
                    const Run<decltype(sb)::value, T> y(b + in[1]);
                    Out* z = c + out;
                    for (int64_t j = 0; j < n; ++j) {
-                     z[j] = static_cast<Out>(Op::Apply(Widen(x[j]), Widen(y[j])));
+                     z[j] = Narrow<Out>(Op::Apply(Widen(x[j]), Widen(y[j])));
                    }
                  });
                });

@@ -28,9 +28,10 @@
 
 namespace dynvm::kernels::elementwise {
 
-inline constexpr DTypeSet kArithmetic = kF32 | kF64 | Bit(DType::kU8) | Bit(DType::kI8) |
-                                        Bit(DType::kI16) | kI32 | kI64 | Bit(DType::kU16) |
-                                        Bit(DType::kU32) | Bit(DType::kU64);
+// f16 and bf16 compute in float (Widen) and round the result back once.
+inline constexpr DTypeSet kArithmetic = kF32 | kF64 | Bit(DType::kF16) | Bit(DType::kBF16) |
+                                        Bit(DType::kU8) | Bit(DType::kI8) | Bit(DType::kI16) | kI32 |
+                                        kI64 | Bit(DType::kU16) | Bit(DType::kU32) | Bit(DType::kU64);
 inline constexpr DTypeSet kPowerDTypes = kF32 | kF64 | kI32 | kI64;
 
 // The unsigned type in which integer `T`'s wrapping arithmetic is done: its unsigned

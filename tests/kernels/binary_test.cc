@@ -29,6 +29,7 @@
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
+#include "objects/element_codec.h"
 #include "objects/ndarray.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -718,8 +719,8 @@ TEST(BinaryOpsTest, Errors) {
   ExpectInvalid(run("power", i16, i16, DType::kI16),
                 "unsupported dtype i16 for power input: expected f32, f64, i32 or i64");
   ExpectInvalid(run("mod", b, b, DType::kBool),
-                "unsupported dtype bool for mod input: expected f32, f64, i8, i16, i32, i64, u8, "
-                "u16, u32 or u64");
+                "unsupported dtype bool for mod input: expected f32, f64, f16, bf16, i8, i16, i32, "
+                "i64, u8, u16, u32 or u64");
   ExpectInvalid(DefaultRegistry().Bind("equal", {{"axis", int64_t{0}}}, 2, 1).status(),
                 "kernel 'equal' takes no attributes, got 'axis'");
 }
@@ -809,15 +810,39 @@ TEST(BinaryErrorTest, MixedDTypes) {
 }
 
 TEST(BinaryErrorTest, UnsupportedDTypes) {
-  for (DType dtype : {DType::kBool, DType::kF16, DType::kBF16}) {
-    NDArray a = *NDArrayObj::Empty({4}, dtype, Alloc());
-    std::memset(a->data(), 0, a->nbytes());
-    for (const char* op : kOps) {
-      ExpectInvalid(
-          RunKernel(op, a, a, a),
-          absl::StrFormat("unsupported dtype %s for %s input: expected f32, f64, i8, i16, i32, "
-                          "i64, u8, u16, u32 or u64",
-                          DTypeName(dtype), op));
+  NDArray a = *NDArrayObj::Empty({4}, DType::kBool, Alloc());
+  std::memset(a->data(), 0, a->nbytes());
+  for (const char* op : kOps) {
+    ExpectInvalid(RunKernel(op, a, a, a),
+                  absl::StrFormat("unsupported dtype bool for %s input: expected f32, f64, f16, "
+                                  "bf16, i8, i16, i32, i64, u8, u16, u32 or u64",
+                                  op));
+  }
+}
+
+// f16 and bf16 arithmetic computes in f32 and rounds once: for these operations that is
+// the exact result rounded to nearest even in the dtype (f32 holds more than twice their
+// precision, so the double rounding cannot differ).
+TEST(BinaryOpsTest, HalfAndBFloat16RoundTheExactResultOnce) {
+  std::mt19937 rng(12);
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum", "mod"}) {
+      SCOPED_TRACE(absl::StrFormat("%s on %s", op, DTypeName(dtype)));
+      NDArray a = testing::RandomTensor({7, 33}, dtype, rng, -50.0, 50.0);
+      NDArray b = testing::RandomTensor({33}, dtype, rng, -3.0, 3.0);
+      absl::StatusOr<std::vector<NDArray>> out = testing::RunKernel(op, {}, {a, b}, {dtype});
+      ASSERT_TRUE(out.ok()) << out.status();
+      for (int64_t i = 0; i < 7 * 33; ++i) {
+        const double x = static_cast<double>(ElementExact(*a, i)), y = static_cast<double>(ElementExact(*b, i % 33));
+        const std::string_view name(op);
+        const double exact = name == "add" ? x + y : name == "subtract" ? x - y : name == "multiply" ? x * y
+                           : name == "divide" ? x / y : name == "maximum" ? std::max(x, y)
+                           : name == "minimum" ? std::min(x, y) : std::fmod(x, y);
+        const uint16_t want = dtype == DType::kF16 ? DoubleToHalfBits(exact) : DoubleToBFloat16Bits(exact);
+        const uint16_t got = (*out)[0]->data_as<uint16_t>()[i];
+        if (std::isnan(exact)) continue;  // x / 0 with x == 0, fmod by 0
+        ASSERT_EQ(got, want) << x << " " << op << " " << y << " = " << exact;
+      }
     }
   }
 }
