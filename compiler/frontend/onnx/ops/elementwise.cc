@@ -262,6 +262,12 @@ absl::StatusOr<Values> Activation(NodeContext& ctx) {
     return One(call("where", {below, up, inner}));
   } else if constexpr (op == "PRelu") {
     DYNVM_ASSIGN_OR_RETURN(OnnxValue slope, ctx.Input(1));
+    // Before opset 7 there is no broadcasting: a slope of one value per channel (as
+    // PyTorch's nn.PReLU exported it) applies along axis 1.
+    const int rank = x.type.rank();
+    if (ctx.opset() < 7 && slope.type.rank() == 1 && rank > 2 && slope.type.shape()[0] != Dim(1)) {
+      DYNVM_ASSIGN_OR_RETURN(slope, ctx.Call("expand_dims", {slope}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{rank - 2}}}));
+    }
     DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, c(0.0));
     DYNVM_ASSIGN_OR_RETURN(OnnxValue negative, call("less", {x, zero}));
     DYNVM_ASSIGN_OR_RETURN(OnnxValue scaled, call("multiply", {x, slope}));
