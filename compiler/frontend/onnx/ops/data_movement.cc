@@ -575,17 +575,14 @@ absl::StatusOr<Values> ConvertExpand(NodeContext& ctx) {
       return Values{ctx.Narrow(out, Type::Tensor(x.type.dtype(), *std::move(dims)))};
     }
   }
-  if (shape.type.rank() == 1 && shape.type.shape()[0].is_const() &&
-      shape.type.shape()[0].const_value() >= x.type.rank()) {
-    // A target of at least x's rank: numpy's broadcast_to, unless an extent of the
-    // target is 1 where x's is not (then x's wins); zeros of the target's shape added
-    // to x give exactly ONNX's result in both cases.
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue zeros, ctx.Call("dyn.zeros", {ShapeOperand(shape)},
-                                                     {{"dtype", std::string(RelayDTypeName(x.type.dtype()))}}));
-    if (x.type.dtype() == DType::kBool) return One(ctx.Call("logical_or", {x, zeros}));
-    return One(ctx.Call("add", {x, zeros}));
+  if (shape.type.rank() != 1 || !shape.type.shape()[0].is_const()) {
+    return ctx.Unimplemented("a target shape of a length known only at run time");
   }
-  return ctx.Unimplemented("a target shape shorter than the input's rank, known only at run time");
+  // Otherwise where(true of the target's shape, x, x): `where` broadcasts its three
+  // operands as numpy does, both ways, and copies x's elements exactly, of any dtype.
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue all, ctx.Call("dyn.ones", {ShapeOperand(shape)},
+                                                 {{"dtype", std::string(RelayDTypeName(DType::kBool))}}));
+  return One(ctx.Call("where", {all, x, x}));
 }
 
 // Tile: the repetitions an attribute of tile when known at compile time, else
