@@ -117,6 +117,7 @@ void GemmMicroKernelBenchmark(benchmark::State& state, const Microkernels& table
   tile.nr = kernels.nr;
   tile.kc = kKc;
   tile.b = b.data();
+  tile.b_stride = kKc * kGemmPanelWidth;  // NR / 16 panels, one after the other
   tile.c = c.data();
   tile.ldc = kernels.nr;
   tile.accumulate = tile.last = true;

@@ -208,6 +208,7 @@ std::string_view IsaName(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
   }
   return "unknown";
 }
@@ -216,6 +217,9 @@ bool CpuRunsIsa(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return true;
     case Isa::kAvx2: return CpuHasFeature("avx2") && CpuHasFeature("fma");
+    case Isa::kAvx512:
+      return CpuRunsIsa(Isa::kAvx2) && CpuHasFeature("avx512f") && CpuHasFeature("avx512dq") &&
+             CpuHasFeature("avx512bw") && CpuHasFeature("avx512vl");
   }
   return false;
 }

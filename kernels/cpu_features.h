@@ -31,11 +31,12 @@ namespace dynvm::kernels {
 enum class Isa : uint8_t {
   kScalar,  // portable C++, vectorised by the compiler for the baseline x86-64
   kAvx2,    // AVX2 and FMA (x86-64-v3)
+  kAvx512,  // AVX-512 F, DQ, BW and VL with AVX2 and FMA (x86-64-v4)
 };
 // Every level, lowest first: what tests and benchmarks walk.
-inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2};
+inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
 
-// "scalar", "avx2": the level's name, as DYNVM_ISA and the benchmarks write it.
+// "scalar", "avx2", "avx512": the level's name, as DYNVM_ISA and the benchmarks write it.
 std::string_view IsaName(Isa isa);
 
 // Whether this CPU executes every instruction of `isa` (kScalar: always).

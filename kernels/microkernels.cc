@@ -24,6 +24,13 @@ const Microkernels* MicrokernelsFor(Isa isa) {
                                          internal::GemmUkernelsAvx2()};
       return &table;
     }
+    case Isa::kAvx512: {
+      static const Microkernels table = {Isa::kAvx512,
+                                         elementwise::ElementwiseUkernelsAvx512(),
+                                         nn::NnUkernelsAvx512(),
+                                         internal::GemmUkernelsAvx512()};
+      return &table;
+    }
   }
   return nullptr;
 }

@@ -2,7 +2,7 @@
 # README quick start, second command (and what CI runs): install what is missing, check
 # the layering of the includes (scripts/check_layering.py), build twice — Release, and
 # Debug with AddressSanitizer + UndefinedBehaviorSanitizer — and run the whole test
-# suite on both (on Release also with the portable kernels forced, DYNVM_ISA=scalar);
+# suite on both (on Release also at every lower kernel level the CPU runs, DYNVM_ISA);
 # then the concurrency tests under ThreadSanitizer, and every fuzz target for a short
 # time. Exits non-zero on any failure.
 set -euo pipefail
@@ -19,8 +19,13 @@ scripts/check_layering.py
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
-# Again on the portable kernels, as a CPU without AVX2 runs them (kernels/cpu_features.h).
-DYNVM_ISA=scalar ctest --test-dir build --output-on-failure -j"$jobs"
+# Again at every lower level of kernels this CPU runs (kernels/cpu_features.h): the
+# portable ones, as a CPU without AVX2 runs them, and AVX2 on an AVX-512 machine.
+levels=$(build/bin/vm_run --version | sed -n 's/.*levels this CPU runs: \(.*\))$/\1/p')
+for isa in ${levels% *}; do
+  echo "== the test suite on the $isa kernels"
+  DYNVM_ISA=$isa ctest --test-dir build --output-on-failure -j"$jobs"
+done
 
 # ThreadSanitizer on the concurrency tests: VMs on many threads sharing one executable,
 # vm_serve's batcher, the thread pool, the allocators. Only those targets are built (no

@@ -1,8 +1,9 @@
 // The microkernels of the elementwise unary kernels (kernels/elementwise/unary.cc) and of the f32
 // reductions (kernels/reduce/reduce.cc): one function per f32 operation over a contiguous
 // array, each in a scalar reference (ukernels_scalar.cc, the standard library's math one
-// element at a time) and an AVX2+FMA version (ukernels_avx2.cc, its own translation unit
-// compiled with -mavx2 -mfma, with vectorised exp, log, erf, tanh, sin and cos). They are
+// element at a time) and vector versions for AVX2+FMA (ukernels_avx2.cc) and AVX-512
+// (ukernels_avx512.cc), each its own translation unit compiled for its level, with
+// vectorised exp, log, erf, tanh, sin and cos. They are
 // the `elementwise` part of the library's one micro-kernel table (kernels/microkernels.h),
 // which also holds the row reductions the nn family uses (softmax's max, layer norm's
 // mean).
@@ -79,10 +80,11 @@ struct ElementwiseUkernels {
   void (*vaccmin)(int64_t n, const float* x, float* acc);
 };
 
-// The portable table and the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h)
-// hands out the AVX2 one only on CPUs that run it.
+// The portable table, the AVX2+FMA one and the AVX-512 one; GetMicrokernels
+// (kernels/microkernels.h) hands out a vector table only on CPUs that run its level.
 const ElementwiseUkernels& ElementwiseUkernelsScalar();
 const ElementwiseUkernels& ElementwiseUkernelsAvx2();
+const ElementwiseUkernels& ElementwiseUkernelsAvx512();
 
 }  // namespace dynvm::kernels::elementwise
 

@@ -9,10 +9,10 @@
 //
 //   for jc in task columns, step nc
 //     for pc in 0..k, step kc
-//       pack op(B)[pc:pc+kc, jc:jc+nc] into NR-wide panels   (L2; reused by all rows;
+//       pack op(B)[pc:pc+kc, jc:jc+nc] into 16-wide panels   (L2; reused by all rows;
 //                                                             skipped when B came packed)
 //       for ic in task rows, step mc                         (A block mc x kc, L2)
-//         for jr in panels                                   (B panel kc x NR, L1)
+//         for jr in columns, step NR                         (B panels kc x NR, L1)
 //           for ir in rows, step MR
 //             micro-kernel: C[ir, jr] (+)= A[ir, pc:] B[pc:, jr]; epilogue on the last pc
 //
@@ -21,8 +21,10 @@
 // go round. A product with B packed ahead and few rows reads B in memory order instead
 // (kStreamMaxA).
 // Packing buffers are per thread and kept across calls, so a call allocates only while
-// they grow. B packed ahead (GemmPackB, for weights) holds the same NR-wide panels, only
-// over all of k: the micro-kernel reads them in place.
+// they grow. B is packed 16 columns wide (kGemmPanelWidth) for every table, a table whose
+// tile is wider reading NR / 16 panels side by side; B packed ahead (GemmPackB, for
+// weights) holds the same panels, only over all of k: the micro-kernel reads them in
+// place.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -37,13 +39,10 @@ namespace dynvm::kernels {
 namespace internal {
 namespace {
 
-// Block sizes in elements. kc: a 16-wide B panel of 384 rows is 24 KiB of a 32 KiB L1,
-// next to the 9 KiB A panel streaming past it; against 256 rows (16 KiB) it halves the
-// k blocks of BERT's k = 768, each a load and store of C, and measured 1-7% faster
-// (15 of 20 interleaved runs on a 2-core EPYC guest). mc: an A block of 192 x 384
-// floats is 288 KiB, in a 512 KiB L2. nc: a B block of 384 x 1024 floats (1.5 MiB)
-// lives in L2/L3 and is reused by every A block.
-constexpr int64_t kKcMax = 384;
+// Block sizes in elements. kc, the k block, is the table's (GemmUkernels::kc: its B
+// block of kc x NR floats must stay in L1). mc: an A block of 192 x 384 floats is
+// 288 KiB, in a 512 KiB L2. nc: a B block of 384 x 1024 floats (1.5 MiB) lives in L2/L3
+// and is reused by every A block.
 constexpr int64_t kMcMax = 192;
 constexpr int64_t kNcMax = 1024;
 // Multiply-adds below which a task is not worth handing to another thread (~10 us).
@@ -156,7 +155,7 @@ ResidualView TaskResidual(const GemmArgs& g, const KBlocks& kb, int64_t m0, int6
 
 // Runs the micro-kernel over C[m0:m1, jc:jc+nc] for one k block: `t` holds the block's
 // k extent and flags, `a_block` its packed A panels, `b_block` its first packed B panel
-// with the next ones `b_stride` floats apart.
+// (16 columns, kGemmPanelWidth) with the next ones `b_stride` floats apart.
 void ComputeBlock(const GemmUkernels& kern, const GemmArgs& g, GemmTile& t,
                   const float* a_block, const float* b_block, int64_t b_stride,
                   const ResidualView& residual, int64_t m0, int64_t m1, int64_t jc,
@@ -169,7 +168,8 @@ void ComputeBlock(const GemmUkernels& kern, const GemmArgs& g, GemmTile& t,
     for (int64_t jr = 0; jr < nc; jr += nr) {
       const int64_t j = jc + jr;
       t.nr = std::min(nr, nc - jr);
-      t.b = b_block + jr / nr * b_stride;
+      t.b = b_block + jr / kGemmPanelWidth * b_stride;
+      t.b_stride = b_stride;
       t.prefetch = prefetch_ahead > 0 ? reinterpret_cast<uintptr_t>(t.b) + prefetch_ahead : 0;
       t.bias = g.bias != nullptr ? g.bias + j : nullptr;
       for (int64_t i = ic; i < ic + mc; i += mr) {
@@ -206,13 +206,13 @@ void RunTask(const GemmUkernels& kern, const GemmArgs& g, const KBlocks& kb, boo
       t.kc = kb.size(b);
       t.accumulate = b > 0;
       t.last = b == kb.count - 1;
-      if (g.b_packed) {  // panel jc / nr, from row pc
-        ComputeBlock(kern, g, t, a_pack + pc * m_pad, g.b + jc * g.k + pc * nr, g.k * nr,
-                     residual, m0, m1, jc, nc, prefetch_ahead);
+      if (g.b_packed) {  // panel jc / 16, from row pc
+        ComputeBlock(kern, g, t, a_pack + pc * m_pad, g.b + jc * g.k + pc * kGemmPanelWidth,
+                     g.k * kGemmPanelWidth, residual, m0, m1, jc, nc, prefetch_ahead);
       } else {
         kern.pack_b(g.trans_b, t.kc, nc, BSource(g, pc, jc), g.ldb, b_pack);
-        ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, t.kc * nr, residual, m0, m1,
-                     jc, nc);
+        ComputeBlock(kern, g, t, a_pack + pc * m_pad, b_pack, t.kc * kGemmPanelWidth, residual,
+                     m0, m1, jc, nc);
       }
     }
   }
@@ -225,7 +225,7 @@ void GemmRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) {
   const int64_t m_panels = CeilDiv(g.m, kern.mr), n_panels = CeilDiv(g.n, kern.nr);
   const int64_t m_pad = m_panels * kern.mr;
   const bool stream = g.b_packed && m_pad * g.k <= kStreamMaxA;
-  const KBlocks kb(g.k, stream ? kStreamKc : kKcMax);
+  const KBlocks kb(g.k, stream ? kStreamKc : kern.kc);
   float* a_pack = a_scratch.As<float>(m_pad * std::max<int64_t>(g.k, 1));
   // Packing streams A from memory: split it as soon as a chunk has ~16K elements.
   const int64_t pack_grain = CeilDiv(kMinPackWork, kern.mr * std::max<int64_t>(g.k, 1));
@@ -286,7 +286,7 @@ void GemmFewRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) 
     a = rows;
     lda = g.k;
   }
-  const int64_t unit = g.b_packed ? kern.nr : 1;  // columns per unit of parallel work
+  const int64_t unit = g.b_packed ? kGemmPanelWidth : 1;  // columns per unit of parallel work
   const int64_t grain = CeilDiv(
       std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1))), unit);
   pool.ParallelFor(CeilDiv(g.n, unit), grain, [&](int64_t begin, int64_t end) {
@@ -297,8 +297,8 @@ void GemmFewRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) 
       const int64_t nc = std::min(kSmallCols, j_end - j);
       for (int64_t i = 0; i < g.m; i += kSmallRows) {
         const int64_t rows = std::min(kSmallRows, g.m - i);
-        if (g.b_packed) {  // panels j / nr onwards
-          kern.small_m_packed(rows, CeilDiv(nc, kern.nr), g.k, a + i * lda, lda, g.b + j * g.k,
+        if (g.b_packed) {  // panels j / 16 onwards
+          kern.small_m_packed(rows, CeilDiv(nc, kGemmPanelWidth), g.k, a + i * lda, lda, g.b + j * g.k,
                               sums, kSmallCols);
         } else {
           kern.small_m(rows, nc, g.k, a + i * lda, lda, BSource(g, 0, j), g.ldb, g.trans_b,

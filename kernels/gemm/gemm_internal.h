@@ -8,11 +8,11 @@
 // table is a complete implementation: tests run the driver over each table the CPU can
 // execute (GemmF32With), and the scalar table runs anywhere.
 //
-// Translation units compiled with ISA flags (-mavx2 -mfma) include this header, so it
-// defines no inline code, and such units call nothing inline from headers that other
-// units include too (kernels/internal/vmath_avx2.h is only ever included by AVX2 units):
-// the linker keeps one copy of an inline function, and an AVX2 copy of it would then
-// run on CPUs without AVX2.
+// Translation units compiled with ISA flags (-mavx2 -mfma, -mavx512f...) include this
+// header, so it defines no inline code, and such units call nothing inline from headers
+// that other units include too (kernels/internal/vmath_avx2.h is only ever included by
+// AVX2 units, vmath_avx512.h by AVX-512 ones): the linker keeps one copy of an inline
+// function, and an AVX2 copy of it would then run on CPUs without AVX2.
 #ifndef DYNVM_KERNELS_GEMM_GEMM_INTERNAL_H_
 #define DYNVM_KERNELS_GEMM_GEMM_INTERNAL_H_
 
@@ -27,11 +27,15 @@ namespace dynvm::kernels::internal {
 constexpr int64_t kStreamPrefetchBytes = 2048;
 
 // One call of a micro-kernel: tile C[0:mr, 0:nr] (mr <= MR, nr <= NR) of the product
-// of a packed panel of A (kc x MR) and a packed panel of B (kc x NR).
+// of a packed panel of A (kc x MR) and NR / 16 consecutive packed panels of B (each
+// kc x 16: B is packed 16 columns wide for every table, kGemmPanelWidth, and a table
+// whose NR is wider reads several panels side by side).
 struct GemmTile {
   int64_t mr, nr, kc;
   const float* a;   // packed A panel: a[p * MR + r]; rows past mr are zeros
-  const float* b;   // packed B panel: b[p * NR + j]; columns past nr are zeros
+  const float* b;   // packed B panels: b[q * b_stride + p * 16 + j] is column 16 q + j;
+                    // columns past nr are zeros, panels past them are not read
+  int64_t b_stride;  // floats from one 16-column panel of B to the next
   float* c;
   int64_t ldc;
   bool accumulate;  // add the product to what C holds (the partial sum of earlier k blocks)
@@ -82,7 +86,8 @@ using EpilogueFn = void (*)(Activation activation, int64_t n, const float* sums,
 
 // One instruction set's implementation of GEMM's building blocks.
 struct GemmUkernels {
-  int mr, nr;        // the micro-kernels' tile
+  int mr, nr;        // the micro-kernels' tile; nr a multiple of kGemmPanelWidth
+  int kc;            // the longest k block: a kc x nr block of B stays in L1 across tiles
   GemmMicroKernelFn micro_kernel[4];  // indexed by Activation
   PackAFn pack_a;
   PackBFn pack_b;
@@ -91,11 +96,12 @@ struct GemmUkernels {
   EpilogueFn epilogue;
 };
 
-// The portable table (plain C++, vectorised by the compiler for the baseline ISA) and
-// the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h) hands out the AVX2 one only
-// on CPUs that run it.
+// The portable table (plain C++, vectorised by the compiler for the baseline ISA), the
+// AVX2+FMA one and the AVX-512 one; GetMicrokernels (kernels/microkernels.h) hands out a
+// vector table only on CPUs that run its level.
 const GemmUkernels& GemmUkernelsScalar();
 const GemmUkernels& GemmUkernelsAvx2();
+const GemmUkernels& GemmUkernelsAvx512();
 
 // GemmF32 on the given table (for tests and benchmarks of a specific ISA).
 void GemmF32With(const GemmUkernels& kernels, const GemmArgs& args, ThreadPool& pool);

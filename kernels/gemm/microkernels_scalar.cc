@@ -110,6 +110,7 @@ const GemmUkernels& GemmUkernelsScalar() {
   static constexpr GemmUkernels kKernels = {
       .mr = kMr,
       .nr = kNr,
+      .kc = 384,  // as the AVX2 table's
       .micro_kernel = {f32_gemm_4x16__scalar<Activation::kNone>,
                        f32_gemm_4x16__scalar<Activation::kRelu>,
                        f32_gemm_4x16__scalar<Activation::kGeluErf>,

@@ -1,7 +1,8 @@
 // The microkernels of the neural-network kernels (kernels/nn/): the row operations that
 // softmax, the normalisations, attention, pooling and the recurrent cells spend their
-// time in, each in a scalar reference (ukernels_scalar.cc) and an AVX2+FMA version
-// (ukernels_avx2.cc, its own translation unit compiled with -mavx2 -mfma). They are the
+// time in, each in a scalar reference (ukernels_scalar.cc) and vector versions for
+// AVX2+FMA (ukernels_avx2.cc) and AVX-512 (ukernels_avx512.cc), each its own translation
+// unit compiled for its level. They are the
 // `nn` part of the library's one micro-kernel table (kernels/microkernels.h); the row
 // max and sum these kernels also use are the `elementwise` part's.
 //
@@ -79,10 +80,11 @@ struct NnUkernels {
                              float* h_out);
 };
 
-// The portable table and the AVX2+FMA one; GetMicrokernels (kernels/microkernels.h)
-// hands out the AVX2 one only on CPUs that run it.
+// The portable table, the AVX2+FMA one and the AVX-512 one; GetMicrokernels
+// (kernels/microkernels.h) hands out a vector table only on CPUs that run its level.
 const NnUkernels& NnUkernelsScalar();
 const NnUkernels& NnUkernelsAvx2();
+const NnUkernels& NnUkernelsAvx512();
 
 }  // namespace dynvm::kernels::nn
 

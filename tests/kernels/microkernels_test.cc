@@ -32,6 +32,9 @@ TEST(MicrokernelsTest, ATableForEveryLevelTheCpuRunsAndNoOther) {
     if (table != nullptr) { EXPECT_EQ(table->isa, isa); }
   }
   EXPECT_EQ(CpuRunsIsa(Isa::kAvx2), CpuHasFeature("avx2") && CpuHasFeature("fma"));
+  EXPECT_EQ(CpuRunsIsa(Isa::kAvx512),
+            CpuRunsIsa(Isa::kAvx2) && CpuHasFeature("avx512f") && CpuHasFeature("avx512dq") &&
+                CpuHasFeature("avx512bw") && CpuHasFeature("avx512vl"));
 }
 
 // The library runs the highest level the CPU runs, or the one DYNVM_ISA names if the CPU
@@ -54,6 +57,7 @@ TEST(MicrokernelsTest, SelectedLevelFollowsTheCpuAndDynvmIsa) {
 TEST(MicrokernelsTest, LevelNames) {
   EXPECT_EQ(IsaName(Isa::kScalar), "scalar");
   EXPECT_EQ(IsaName(Isa::kAvx2), "avx2");
+  EXPECT_EQ(IsaName(Isa::kAvx512), "avx512");
 }
 
 // True if `part`, a struct of function pointers only, has none null.
@@ -76,7 +80,10 @@ TEST_P(MicrokernelTableTest, EveryMicrokernelIsSet) {
   EXPECT_TRUE(AllSet(uk.nn));
   const internal::GemmUkernels& gemm = uk.gemm;
   EXPECT_GT(gemm.mr, 0);
-  EXPECT_EQ(gemm.nr, kGemmPanelWidth);  // packed weights (GemmPackB) are read by every level
+  // Packed weights (GemmPackB: 16-column panels) are read by every level, a wider tile
+  // reading several panels side by side.
+  EXPECT_GT(gemm.nr, 0);
+  EXPECT_EQ(gemm.nr % kGemmPanelWidth, 0) << gemm.nr;
   for (auto* tile : gemm.micro_kernel) EXPECT_NE(tile, nullptr);
   EXPECT_NE(gemm.pack_a, nullptr);
   EXPECT_NE(gemm.pack_b, nullptr);
