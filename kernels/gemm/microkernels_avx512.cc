@@ -29,6 +29,7 @@ constexpr int kMr = 12;
 constexpr int kPanels = 2;                    // 16-column panels per tile
 constexpr int kNr = kPanels * kGemmPanelWidth;
 constexpr int kLanes = 16;
+static_assert(kMr == 12, "f32_gemm_12x32__avx512f picks 12, 8 or 4 rows");
 static_assert(kGemmPanelWidth == kLanes, "a packed B panel's k step is one zmm vector");
 
 using vmath512::HorizontalSum;
@@ -62,13 +63,14 @@ __m512 Epilogue(__m512 x, __m512 alpha, const float* bias, const float* residual
 }
 
 // Writes the accumulated tile to C, adding C's partial sum and applying the epilogue as
-// the tile asks; `vectors` of each row's kPanels hold columns below t.nr.
-template <Activation kAct, int kVectors>
+// the tile asks: its first t.mr <= kRows rows, of which the first kVectors vectors hold
+// columns below t.nr.
+template <Activation kAct, int kRows, int kVectors>
 void StoreTile(const GemmTile& t, const __m512 (&acc)[kMr][kPanels]) {
   __mmask16 mask[kVectors];
   for (int v = 0; v < kVectors; ++v) mask[v] = LaneMask(t.nr - kLanes * v);
   const __m512 alpha = _mm512_set1_ps(t.alpha);
-  for (int r = 0; r < kMr && r < t.mr; ++r) {
+  for (int r = 0; r < kRows && r < t.mr; ++r) {
     float* c = t.c + r * t.ldc;
 #pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) {
@@ -83,11 +85,14 @@ void StoreTile(const GemmTile& t, const __m512 (&acc)[kMr][kPanels]) {
   }
 }
 
-// The micro-kernel over the first kVectors panels (kVectors < kPanels when the tile's
-// columns end within the first panel, whose neighbour may not exist): kMr * kVectors
-// accumulators; per k step kVectors loads of B, kMr broadcasts of A, kMr * kVectors FMAs
-// (and, with kPrefetch, a prefetch of each panel's line t.prefetch has reached).
-template <Activation kAct, int kVectors, bool kPrefetch>
+// The micro-kernel over the first kRows rows of the A panel (the tile's rows rounded up
+// to a multiple of 4: the padding rows of a short tile are zeros, and computing them
+// would waste up to two thirds of a 16-row product's FMAs) and the first kVectors
+// panels of B (kVectors < kPanels when the tile's columns end within the first panel,
+// whose neighbour may not exist): kRows * kVectors accumulators; per k step kVectors
+// loads of B, kRows broadcasts of A, kRows * kVectors FMAs (and, with kPrefetch, a
+// prefetch of each panel's line t.prefetch has reached).
+template <Activation kAct, int kRows, int kVectors, bool kPrefetch>
 void Tile(const GemmTile& t) {
   // C's rows are far apart (often a multiple of 4 KiB, so they share an L1 set) and
   // were last touched a whole block ago: fetch them while the k loop runs.
@@ -98,7 +103,7 @@ void Tile(const GemmTile& t) {
   }
   __m512 acc[kMr][kPanels];
 #pragma GCC unroll 12
-  for (int r = 0; r < kMr; ++r) {
+  for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_ps();
   }
@@ -119,22 +124,29 @@ void Tile(const GemmTile& t) {
       bv[v] = _mm512_loadu_ps(b + v * b_stride);
     }
 #pragma GCC unroll 12
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < kRows; ++r) {
       const __m512 va = _mm512_set1_ps(a[r]);
 #pragma GCC unroll 2
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_fmadd_ps(va, bv[v], acc[r][v]);
     }
   }
-  StoreTile<kAct, kVectors>(t, acc);
+  StoreTile<kAct, kRows, kVectors>(t, acc);
+}
+
+template <Activation kAct, int kRows>
+void TileRows(const GemmTile& t) {
+  const bool one = t.nr <= kLanes;
+  if (t.prefetch != 0) {
+    return one ? Tile<kAct, kRows, 1, true>(t) : Tile<kAct, kRows, kPanels, true>(t);
+  }
+  return one ? Tile<kAct, kRows, 1, false>(t) : Tile<kAct, kRows, kPanels, false>(t);
 }
 
 template <Activation kAct>
 void f32_gemm_12x32__avx512f(const GemmTile& t) {
-  const bool one = t.nr <= kLanes;
-  if (t.prefetch != 0) {
-    return one ? Tile<kAct, 1, true>(t) : Tile<kAct, kPanels, true>(t);
-  }
-  return one ? Tile<kAct, 1, false>(t) : Tile<kAct, kPanels, false>(t);
+  if (t.mr > 8) return TileRows<kAct, 12>(t);
+  if (t.mr > 4) return TileRows<kAct, 8>(t);
+  return TileRows<kAct, 4>(t);
 }
 
 // Transposes the 16x16 block held in r (row i in r[i]) in place.

@@ -169,11 +169,12 @@ TEST(GemmTest, EveryTransposeAndEpilogue) {
         for (bool bias : {false, true}) {
           for (Activation act : kActivations) {
             for (Residual res : {Residual::kNone, Residual::kSeparate, Residual::kAliasesC}) {
-              // k = 500 spans two k blocks (of at most 384; four with B packed ahead,
-              // which 13 rows read as a stream in blocks of at most 128); 13 x 37 leaves
-              // partial tiles in both directions; 3 rows take the path for a few rows
-              // (B read in place).
-              for (int64_t m : {3, 13}) {
+              // k = 500 spans two k blocks (of at most the table's kc, 256 or 384;
+              // four with B packed ahead, which 13 rows read as a stream in blocks of
+              // at most 128); 13 and 19 x 37 leave partial tiles in both directions
+              // (1 and 7 rows past 12: the AVX-512 tile's 4- and 8-row forms); 3 rows
+              // take the path for a few rows (B read in place).
+              for (int64_t m : {3, 13, 19}) {
                 for (bool packed_b : {false, true}) {
                   Check(table,
                         Case{.m = m, .n = 37, .k = 500, .trans_a = (trans & 1) != 0,

@@ -1,6 +1,7 @@
 // End-to-end tests of the interpreter: programs in bytecode assembly (programs/*.s) are
 // assembled, saved to a file, loaded through the mmap path and verified, then run.
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -43,6 +44,7 @@ std::shared_ptr<const Executable> LoadProgram(const std::string& name) {
   absl::StatusOr<std::shared_ptr<const Executable>> exe =
       serializer::LoadExecutable(file, kernels::DefaultRegistry());
   EXPECT_TRUE(exe.ok()) << exe.status();
+  std::remove(file.c_str());  // the executable keeps its mapping of the file's pages
   return exe.ok() ? *exe : nullptr;
 }
 
