@@ -513,7 +513,10 @@ TEST(VmServeTest, ASecondSignalKillsAServerThatIsDraining) {
   server.Signal(SIGINT);
   int killed_by = 0;
   EXPECT_EQ(server.Wait(&killed_by), -1);
-  EXPECT_EQ(killed_by, SIGINT);
+  // The second signal to be taken kills. On a loaded host both may be pending before the
+  // server takes the first, and pending signals are taken lowest number first: SIGINT
+  // drains and SIGTERM kills.
+  EXPECT_TRUE(killed_by == SIGINT || killed_by == SIGTERM) << killed_by;
   answers.get();  // the clients see their connections close
 }
 
