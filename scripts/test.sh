@@ -21,8 +21,13 @@ cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 # Again at every lower level of kernels this CPU runs (kernels/cpu_features.h): the
 # portable ones, as a CPU without AVX2 runs them, and AVX2 on an AVX-512 machine.
-levels=$(build/bin/vm_run --version | sed -n 's/.*levels this CPU runs: \(.*\))$/\1/p')
-for isa in ${levels% *}; do
+read -r -a levels <<<"$(build/bin/vm_run --version |
+  sed -n 's/.*levels this CPU runs: \(.*\))$/\1/p')"
+if ((${#levels[@]} == 0)); then
+  echo "test.sh: vm_run --version names no kernel levels" >&2
+  exit 1
+fi
+for isa in "${levels[@]:0:${#levels[@]}-1}"; do  # the highest ran above
   echo "== the test suite on the $isa kernels"
   DYNVM_ISA=$isa ctest --test-dir build --output-on-failure -j"$jobs"
 done
