@@ -93,6 +93,21 @@ absl::StatusOr<Type> ArangeRel(const OpCall& call) {
   return Type::Tensor(start.dtype(), {Dim::Any()});
 }
 
+// random_uniform_like(x): x's shape, `dtype` float32 (default) or float64; `seed`
+// required, `low` <= `high`.
+absl::StatusOr<Type> RandomUniformLikeRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data"));
+  DYNVM_ASSIGN_OR_RETURN(const DType dtype, DTypeAttr(call, "float32"));
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    return OpError(call, absl::StrFormat("dtype %s, expected float32 or float64", RelayDTypeName(dtype)));
+  }
+  DYNVM_ASSIGN_OR_RETURN(const int64_t seed, IntAttr(call, "seed", -1));
+  if (seed < 0 || seed > int64_t{0xffffffff}) {
+    return OpError(call, absl::StrFormat("attribute 'seed' is %d: expected one in [0, 2^32)", seed));
+  }
+  return Type::Tensor(dtype, x.shape());
+}
+
 constexpr OpDef kOps[] = {
     {"zeros", 0, 0, ConstantFillRel},
     {"ones", 0, 0, ConstantFillRel},
@@ -102,6 +117,7 @@ constexpr OpDef kOps[] = {
     {"dyn.ones", 1, 1, DynFillRel<false>},
     {"dyn.full", 2, 2, DynFillRel<true>},
     {"arange", 3, 3, ArangeRel},
+    {"random_uniform_like", 1, 1, RandomUniformLikeRel},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Kernels that make tensors from scalars: arange, full, zeros, ones, and the dyn.*
 // forms whose shape comes from a 1-D i32/i64 input tensor. full, zeros and ones fill
 // any dtype (by element size); arange counts in f32, f64, i32 or i64.
+// random_uniform_like draws a tensor of its input's shape.
 //
 // Their output shapes come from attribute or input VALUES (arange's length from
 // start, stop and step), so the shape functions read inputs.
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -187,6 +189,68 @@ absl::Status FillKernel(const KernelCall& call) {
   return absl::OkStatus();
 }
 
+// ---------------------------------------------------------------------------------------
+// random_uniform_like
+
+struct RandomState {
+  uint32_t seed;
+  double low, high;
+  DType dtype;
+};
+
+// Attributes: `seed` (required, in [0, 2^32)), `low` (default 0), `high` (default 1),
+// `dtype` (f32 or f64, default f32).
+absl::StatusOr<std::shared_ptr<const void>> BindRandomUniform(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"seed", "low", "high", "dtype"}));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t seed, GetIntAttr(attrs, "seed"));
+  if (seed < 0 || seed > int64_t{0xffffffff}) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("random_uniform_like: seed %d is outside [0, 2^32)", seed));
+  }
+  auto state = std::make_shared<RandomState>();
+  state->seed = static_cast<uint32_t>(seed);
+  DYNVM_ASSIGN_OR_RETURN(state->low, GetFloatAttr(attrs, "low", 0.0));
+  DYNVM_ASSIGN_OR_RETURN(state->high, GetFloatAttr(attrs, "high", 1.0));
+  if (!std::isfinite(state->low) || !std::isfinite(state->high) || state->low > state->high) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "random_uniform_like: low %g and high %g must be finite with low <= high", state->low, state->high));
+  }
+  DYNVM_ASSIGN_OR_RETURN(state->dtype, internal::GetDTypeAttr(attrs, "dtype", DType::kF32));
+  if (state->dtype != DType::kF32 && state->dtype != DType::kF64) {
+    return internal::UnsupportedDType("random_uniform_like", "attribute 'dtype'", state->dtype, "f32 or f64");
+  }
+  return std::shared_ptr<const void>(std::move(state));
+}
+
+absl::StatusOr<Shape> RandomUniformShape(const void*, absl::Span<NDArrayObj* const> inputs) {
+  return Shape(inputs[0]->shape().begin(), inputs[0]->shape().end());
+}
+
+// The draws of numpy's legacy generator, so that a seeded model reproduces
+// numpy.random.seed(seed); numpy.random.uniform(low, high, shape): MT19937 initialised
+// by init_genrand(seed) (std::mt19937's seeding), each draw a 53-bit double
+// ((a >> 5) * 2^26 + (b >> 6)) / 2^53 from two outputs, scaled to [low, high). The
+// stream restarts from the seed at every call: the kernel is a function of its
+// attributes and its input's shape, in element order, on one thread.
+absl::Status RandomUniformKernel(const KernelCall& call) {
+  const auto& s = *static_cast<const RandomState*>(call.state);
+  const NDArrayObj& x = *call.args[0];
+  const NDArrayObj& out = *call.args[1];
+  DYNVM_RETURN_IF_ERROR(CheckOutput("random_uniform_like", out, s.dtype, Shape(x.shape().begin(), x.shape().end())));
+  std::mt19937 engine(s.seed);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const uint32_t a = engine() >> 5, b = engine() >> 6;
+    const double unit = (a * 67108864.0 + b) / 9007199254740992.0;
+    const double v = s.low + (s.high - s.low) * unit;
+    if (s.dtype == DType::kF64) {
+      out.data_as<double>()[i] = v;
+    } else {
+      out.data_as<float>()[i] = static_cast<float>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
 constexpr char kFull[] = "full";
 constexpr char kZeros[] = "zeros";
 constexpr char kOnes[] = "ones";
@@ -217,6 +281,7 @@ absl::Status RegisterCreationKernels(KernelRegistry& registry) {
       FillDef<kDynFull, true, kFromInput>(),
       FillDef<kDynZeros, true, kZero>(),
       FillDef<kDynOnes, true, kOne>(),
+      {"random_uniform_like", 1, 1, RandomUniformKernel, BindRandomUniform, SingleShapeFn<RandomUniformShape>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

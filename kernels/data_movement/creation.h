@@ -6,7 +6,8 @@
 
 namespace dynvm::kernels {
 
-// Adds arange, full, zeros, ones, dyn.full, dyn.zeros and dyn.ones.
+// Adds arange, full, zeros, ones, dyn.full, dyn.zeros, dyn.ones and
+// random_uniform_like.
 absl::Status RegisterCreationKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

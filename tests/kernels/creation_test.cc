@@ -1,7 +1,8 @@
 // Tests of the tensor-creation kernels (kernels/data_movement/creation.cc) — arange, full, zeros,
-// ones and dyn.full, dyn.zeros, dyn.ones — against plain references written here, all
-// through RunKernel, whose shape functions read input values (arange's bounds, the
-// dyn.* shape tensors).
+// ones, dyn.full, dyn.zeros, dyn.ones and random_uniform_like — against plain
+// references written here (numpy's draws for random_uniform_like), all through
+// RunKernel, whose shape functions read input values (arange's bounds, the dyn.* shape
+// tensors).
 //
 // Tolerances: arange's float elements are start + i * step computed in double (two
 // roundings) and rounded to the dtype; the reference computes in long double and
@@ -75,6 +76,61 @@ TEST(ArangeTest, IntegersAndFloats) {
 }
 
 NDArray I64(int64_t v) { return TensorOf<int64_t>({}, {v}); }
+
+// ---------------------------------------------------------------------------------------
+// random_uniform_like
+
+// numpy's draws after numpy.random.seed(s), printed by numpy 1.24 (exact doubles):
+// uniform(0, 1, 4) at seed 0, uniform(-2, 3, (2, 2)) at seed 7, uniform(0, 1, 2) at
+// seed 2^32 - 1. f64 outputs are equal bit for bit; f32 outputs are those doubles rounded.
+TEST(RandomUniformLikeTest, ReproducesNumpysLegacyGenerator) {
+  struct Case {
+    int64_t seed;
+    double low, high;
+    Ints shape;
+    std::vector<double> expected;
+  };
+  const Case cases[] = {
+      {0, 0, 1, {4}, {0.5488135039273248, 0.7151893663724195, 0.6027633760716439, 0.5448831829968969}},
+      {7, -2, 3, {2, 2}, {-1.618458553130214, 1.8995939612005732, 0.1920461572044676, 1.617325889154706}},
+      {4294967295, 0, 1, {2}, {0.0976320289940138, 0.9123828453026218}},
+  };
+  for (const Case& c : cases) {
+    for (const DType dtype : {DType::kF64, DType::kF32}) {
+      SCOPED_TRACE(absl::StrFormat("seed %d, %s", c.seed, DTypeName(dtype)));
+      auto r = RunKernel("random_uniform_like",
+                         {{"seed", c.seed}, {"low", c.low}, {"high", c.high},
+                          {"dtype", std::string(DTypeName(dtype))}},
+                         {EmptyTensor(c.shape, DType::kI32)}, {dtype});
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_EQ(ShapeOf((*r)[0]), c.shape);
+      const std::vector<double> got = Values((*r)[0]);
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double want = dtype == DType::kF64 ? c.expected[i] : static_cast<float>(c.expected[i]);
+        EXPECT_EQ(got[i], want) << "element " << i;
+      }
+    }
+  }
+  // Every call restarts the stream; an empty input gives an empty output.
+  auto a = RunKernel("random_uniform_like", {{"seed", int64_t{3}}}, {EmptyTensor({5}, DType::kF32)});
+  auto b = RunKernel("random_uniform_like", {{"seed", int64_t{3}}}, {EmptyTensor({5}, DType::kF32)});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Values((*a)[0]), Values((*b)[0]));
+  auto empty = RunKernel("random_uniform_like", {{"seed", int64_t{3}}}, {EmptyTensor({2, 0}, DType::kF32)});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(ShapeOf((*empty)[0]), (Ints{2, 0}));
+}
+
+TEST(RandomUniformLikeTest, BadAttributes) {
+  const NDArray x = EmptyTensor({2}, DType::kF32);
+  EXPECT_INVALID(RunKernel("random_uniform_like", {}, {x}), "missing int attribute 'seed'");
+  EXPECT_INVALID(RunKernel("random_uniform_like", {{"seed", int64_t{-1}}}, {x}),
+                 "random_uniform_like: seed -1 is outside [0, 2^32)");
+  EXPECT_INVALID(RunKernel("random_uniform_like", {{"seed", int64_t{1}}, {"low", 2.0}, {"high", 1.0}}, {x}),
+                 "low 2 and high 1 must be finite with low <= high");
+  EXPECT_INVALID(RunKernel("random_uniform_like", {{"seed", int64_t{1}}, {"dtype", std::string("int32")}}, {x}),
+                 "expected f32 or f64");
+}
 
 TEST(ArangeTest, ExtremeIntegerBoundsDoNotOverflow) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();

@@ -389,6 +389,10 @@ const std::map<std::string, Generator>& Generators() {
         return Case{{}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}, {"dtype", std::string("int64")}}};
       };
     }
+    (*g)["random_uniform_like"] = [](std::mt19937& rng) {
+      return Case{{{DType::kF32, RandShape(rng, 0, 3)}},
+                  {{"seed", Rand(rng, 0, 100)}, {"dtype", std::string(Rand(rng, 0, 1) == 0 ? "float32" : "float64")}}};
+    };
     (*g)["full"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 0, 3);
       return Case{{{DType::kF32, {}}}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}};

@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/ops/common.h"
 #include "compiler/frontend/onnx/tensor_proto.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::compiler::onnx_frontend::ops {
 namespace {
@@ -164,15 +165,75 @@ absl::StatusOr<Values> ConvertIdentity(NodeContext& ctx) {
   return Values{x};
 }
 
-// Inference: the data passes through; the mask output is not produced.
+// Dropout. Outside training (training_mode absent or false, or before opset 12) and at
+// ratio 0 the data passes through and the mask is all true (ones of x's dtype before
+// opset 10). In training, as ONNX's reference computes it:
+//
+//   keep = uniform(x.shape) >= ratio;  y = keep ? x / (1 - ratio) : 0
+//
+// with the draws of numpy's generator from the node's `seed` (random_uniform_like), so
+// that a seeded model is deterministic. training_mode and ratio may be run-time inputs;
+// without a seed, training that may happen at run time is refused (fresh randomness at
+// every run is not supported).
 absl::StatusOr<Values> ConvertDropout(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  if (ctx.HasOutput(1)) return ctx.Unimplemented("the mask output is not supported (inference only)");
-  if (ctx.OptionalInput(2)) {
-    DYNVM_ASSIGN_OR_RETURN(const double training, ctx.ConstantScalar(2));
-    if (training != 0.0) return ctx.Unimplemented("training_mode = true is not supported");
+  const DType dtype = x.type.dtype();
+  std::optional<OnnxValue> ratio = ctx.opset() >= 12 ? ctx.OptionalInput(1) : std::nullopt;
+  std::optional<OnnxValue> training = ctx.opset() >= 12 ? ctx.OptionalInput(2) : std::nullopt;
+  if (training && training->type != Type::Scalar(DType::kBool)) {
+    return ctx.Invalid(absl::StrFormat("training_mode must be a bool scalar, got %s", training->type.ToString()));
   }
-  return Values{x};
+  if (ratio && (ratio->type.rank() != 0 || !IsFloatDType(ratio->type.dtype()))) {
+    return ctx.Invalid(absl::StrFormat("ratio must be a float scalar, got %s", ratio->type.ToString()));
+  }
+  // Whether the node may train: training_mode true, or known only at run time, with a
+  // ratio that is not 0.
+  bool may_train = training.has_value();
+  if (training) {
+    if (absl::StatusOr<double> t = ctx.ConstantScalar(2); t.ok()) may_train = *t != 0.0;
+  }
+  if (may_train && ratio) {
+    if (absl::StatusOr<double> r = ctx.ConstantScalar(1); r.ok()) may_train = *r != 0.0;
+  }
+  Values out;
+  if (!may_train) {
+    out.push_back(x);
+  } else {
+    if (!ctx.HasAttr("seed")) {
+      return ctx.Unimplemented("training without a seed (fresh randomness at every run is not supported)");
+    }
+    DYNVM_ASSIGN_OR_RETURN(const int64_t seed, ctx.Int("seed"));
+    if (!ratio) {
+      DYNVM_ASSIGN_OR_RETURN(ratio, NodeContext::ConstantScalarOf(dtype, 0.5));
+    }
+    const std::string f64(RelayDTypeName(DType::kF64));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue draws, ctx.Call("random_uniform_like", {x}, {{"seed", seed}, {"dtype", f64}}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue ratio64, ctx.Call("cast", {*ratio}, {{"dtype", f64}}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue keep, ctx.Call("greater_equal", {draws, ratio64}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue one, NodeContext::ConstantScalarOf(dtype, 1.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue r, ctx.Call("cast", {*ratio}, {{"dtype", std::string(RelayDTypeName(dtype))}}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue kept, ctx.Call("subtract", {one, r}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue scale, ctx.Call("divide", {one, kept}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue scaled, ctx.Call("multiply", {x, scale}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue zero, NodeContext::ConstantScalarOf(dtype, 0.0));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("where", {keep, scaled, zero}));
+    if (!ctx.ConstantScalar(2).ok()) {  // training decided at run time
+      DYNVM_ASSIGN_OR_RETURN(y, ctx.Call("where", {*training, y, x}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue inference, ctx.Call("logical_not", {*training}));
+      DYNVM_ASSIGN_OR_RETURN(keep, ctx.Call("logical_or", {keep, inference}));
+    }
+    out.push_back(y.type == x.type ? y : ctx.Narrow(y, x.type));
+    if (ctx.HasOutput(1)) out.push_back(ctx.Narrow(keep, Type::Tensor(DType::kBool, x.type.shape())));
+    return out;
+  }
+  if (ctx.HasOutput(1)) {
+    const DType mask = ctx.opset() >= 10 ? DType::kBool : dtype;
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("shape_of", {x}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue ones, ctx.Call("dyn.ones", {ShapeOperand(shape)},
+                                                    {{"dtype", std::string(RelayDTypeName(mask))}}));
+    out.push_back(ctx.Narrow(ones, Type::Tensor(mask, x.type.shape())));
+  }
+  return out;
 }
 
 // Activations that ONNX defines as formulas, composed of the kernels' operators (the

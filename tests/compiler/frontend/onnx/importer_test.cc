@@ -25,6 +25,7 @@
 #include "objects/string_tensor.h"
 #include "onnx/onnx_pb.h"
 #include "tests/compiler/compile_and_load.h"
+#include "tests/compiler/frontend/onnx/model_builder.h"
 #include "vm/executable.h"
 #include "vm/virtual_machine.h"
 
@@ -33,74 +34,18 @@ namespace {
 
 using ::dynvm::compiler::testing::CompileAndLoad;
 using ::testing::HasSubstr;
+using ::dynvm::compiler::onnx_frontend::testing::AddIntAttr;
+using ::dynvm::compiler::onnx_frontend::testing::AddIntsConstant;
+using ::dynvm::compiler::onnx_frontend::testing::AddNode;
+using ::dynvm::compiler::onnx_frontend::testing::AddValue;
+using ::dynvm::compiler::onnx_frontend::testing::Counting;
+using ::dynvm::compiler::onnx_frontend::testing::ExpectError;
+using ::dynvm::compiler::onnx_frontend::testing::ExpectErrorMentions;
+using ::dynvm::compiler::onnx_frontend::testing::Import;
+using ::dynvm::compiler::onnx_frontend::testing::ImportAndCompile;
+using ::dynvm::compiler::onnx_frontend::testing::MainText;
+using ::dynvm::compiler::onnx_frontend::testing::Model;
 
-// A model of opset `opset` whose graph is filled by the caller.
-onnx::ModelProto Model(int64_t opset = 14) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  onnx::OperatorSetIdProto* id = m.add_opset_import();
-  id->set_domain("");
-  id->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-// A graph input or output `name` of `elem_type` with dims: a number, a name, or "" for
-// an unnamed dynamic dim.
-void AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* to, const std::string& name,
-              int elem_type, const std::vector<std::string>& dims) {
-  onnx::ValueInfoProto* v = to->Add();
-  v->set_name(name);
-  onnx::TypeProto::Tensor* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem_type);
-  onnx::TensorShapeProto* shape = t->mutable_shape();
-  for (const std::string& d : dims) {
-    onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
-    if (d.empty()) continue;
-    if (d[0] >= '0' && d[0] <= '9') {
-      dim->set_dim_value(std::stoll(d));
-    } else {
-      dim->set_dim_param(d);
-    }
-  }
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& inputs,
-                         const std::vector<std::string>& outputs, const std::string& name = "") {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name.empty() ? op + "_node" : name);
-  for (const std::string& i : inputs) n->add_input(i);
-  for (const std::string& o : outputs) n->add_output(o);
-  return n;
-}
-
-// Gives `node` the int attribute `name`.
-void AddIntAttr(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  onnx::AttributeProto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-void AddIntsConstant(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
-void ExpectErrorMentions(const absl::StatusOr<Module>& got, const std::string& text) {
-  ASSERT_FALSE(got.ok());
-  EXPECT_THAT(std::string(got.status().message()), HasSubstr(text));
-}
-
-absl::StatusOr<Module> Import(const onnx::ModelProto& m) {
-  return ImportOnnxBytes(m.SerializeAsString(), ".", "test.onnx");
-}
-
-std::string MainText(const Module& m) { return PrintModule(m).text; }
 
 TEST(OnnxImporterTest, InputsKeepNamesAndShareSymbolicDims) {
   onnx::ModelProto m = Model();
@@ -236,12 +181,6 @@ TEST(OnnxImporterTest, ExternalDataIsReadBesideTheModel) {
   // The weights file gone: an error naming it.
   std::filesystem::remove(dir + "/weights.bin");
   ExpectErrorMentions(ImportOnnxFile(dir + "/model.onnx"), "weights.bin");
-}
-
-void ExpectError(const absl::StatusOr<Module>& got, absl::StatusCode code, const std::string& text) {
-  ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), code) << got.status();
-  EXPECT_THAT(std::string(got.status().message()), HasSubstr(text));
 }
 
 TEST(OnnxImporterErrorTest, BytesThatAreNoModel) {
@@ -409,21 +348,6 @@ TEST(OnnxImporterErrorTest, HostileSizesAtRunTimeAreErrors) {
     if (c.shape.size() > 1) (*shape)->data_as<int64_t>()[1] = 2;
     EXPECT_TRUE(machine.Invoke("main", {Value(*shape), Value(*x)}).ok());
   }
-}
-
-// `m` imported, compiled and loaded; null (with a test failure) on an error.
-std::shared_ptr<const vm::Executable> ImportAndCompile(const onnx::ModelProto& m) {
-  absl::StatusOr<Module> mod = Import(m);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? CompileAndLoad(*mod) : nullptr;
-}
-
-// A float tensor of `shape` holding 1, 2, 3, ...
-NDArray Counting(const std::vector<int64_t>& shape, const std::shared_ptr<Allocator>& allocator) {
-  absl::StatusOr<NDArray> t = NDArrayObj::Empty(shape, DType::kF32, allocator);
-  EXPECT_TRUE(t.ok()) << t.status();
-  for (int64_t i = 0; i < (*t)->num_elements(); ++i) (*t)->data_as<float>()[i] = static_cast<float>(i + 1);
-  return *t;
 }
 
 // torch.tril as GPT exports build their causal mask: over a sequence whose length is
@@ -782,6 +706,56 @@ TEST(OnnxImporterTest, ACastOfAConstantToStringsIsNotFolded) {
   ASSERT_NE(y, nullptr);
   EXPECT_EQ(StringElement(*y, 0).value_or("?"), "7");
   EXPECT_EQ(StringElement(*y, 1).value_or("?"), "-1");
+}
+
+// Dropout whose training_mode arrives at run time: in training, numpy's draws from the
+// seed decide the mask (seed 0: 0.5488, 0.7152, 0.6028, 0.5449, so ratio 0.6 keeps
+// elements 1 and 2) and kept elements are scaled by 1 / (1 - ratio); outside training
+// the data passes and the mask is all true. Exact: x * (1 / (1 - r)) in f32 both ways.
+TEST(OnnxImporterTest, DropoutTrainingModeAtRunTime) {
+  onnx::ModelProto m = Model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n"});
+  AddValue(g->mutable_input(), "r", onnx::TensorProto::FLOAT, {});
+  AddValue(g->mutable_input(), "t", onnx::TensorProto::BOOL, {});
+  AddIntAttr(AddNode(g, "Dropout", {"x", "r", "t"}, {"y", "mask"}), "seed", 0);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n"});
+  AddValue(g->mutable_output(), "mask", onnx::TensorProto::BOOL, {"n"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  const NDArray x = Counting({4}, allocator);
+  absl::StatusOr<NDArray> r = NDArrayObj::Empty({}, DType::kF32, allocator);
+  absl::StatusOr<NDArray> t = NDArrayObj::Empty({}, DType::kBool, allocator);
+  ASSERT_TRUE(r.ok() && t.ok());
+  (*r)->data_as<float>()[0] = 0.6f;
+  for (const bool training : {true, false}) {
+    SCOPED_TRACE(training);
+    (*t)->data_as<bool>()[0] = training;
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(x), Value(*r), Value(*t)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const auto& outs = *got->As<ADTObj>();
+    const NDArrayObj& y = *outs.fields()[0].As<NDArrayObj>();
+    const NDArrayObj& mask = *outs.fields()[1].As<NDArrayObj>();
+    const bool keep[] = {false, true, true, false};
+    for (int i = 0; i < 4; ++i) {
+      const bool kept = !training || keep[i];
+      EXPECT_EQ(mask.data_as<bool>()[i], kept) << i;
+      const float scale = 1.0f / (1.0f - 0.6f);  // in f32, as numpy's reference
+      EXPECT_EQ(y.data_as<float>()[i], !training ? i + 1.0f : kept ? (i + 1.0f) * scale : 0.0f) << i;
+    }
+  }
+}
+
+TEST(OnnxImporterErrorTest, DropoutThatMayTrainNeedsASeed) {
+  onnx::ModelProto m = Model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"n"});
+  AddValue(g->mutable_input(), "t", onnx::TensorProto::BOOL, {});
+  AddNode(g, "Dropout", {"x", "", "t"}, {"y"});
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n"});
+  ExpectError(Import(m), absl::StatusCode::kUnimplemented, "(Dropout, opset 13): training without a seed");
 }
 
 TEST(OnnxImporterErrorTest, StringTensorsOnlyCast) {
