@@ -276,8 +276,11 @@ absl::StatusOr<Values> ConvertLrn(NodeContext& ctx) {
   return Values{y.type == x.type ? y : ctx.Narrow(y, x.type)};
 }
 
+// BatchNormalization over axis 1. With training_mode = 1 (opset 14 on) it normalises by
+// the batch's own statistics — the mean and the population variance over every axis
+// but 1 — and returns the running statistics updated as ONNX defines them:
+// running * momentum + batch * (1 - momentum).
 absl::StatusOr<Values> ConvertBatchNorm(NodeContext& ctx) {
-  if (ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unimplemented("training outputs");
   std::vector<OnnxValue> args;
   for (int i = 0; i < 5; ++i) {
     DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(i));
@@ -287,8 +290,36 @@ absl::StatusOr<Values> ConvertBatchNorm(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(const int64_t spatial, ctx.Int("spatial", 1));
   DYNVM_ASSIGN_OR_RETURN(const int64_t training, ctx.Int("training_mode", 0));
   if (spatial != 1) return ctx.Unimplemented("spatial = 0 (per-element statistics)");
-  if (training != 0) return ctx.Unimplemented("training_mode = 1");
-  return One(ctx.Call("nn.batch_norm", std::move(args), {{"axis", int64_t{1}}, {"epsilon", epsilon}}));
+  const kernels::Attrs attrs = {{"axis", int64_t{1}}, {"epsilon", epsilon}};
+  if (training == 0) {
+    if (ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unimplemented("training outputs before opset 14");
+    return One(ctx.Call("nn.batch_norm", std::move(args), attrs));
+  }
+  const OnnxValue& x = args[0];
+  if (x.type.rank() < 2) return ctx.Invalid(absl::StrFormat("the input must be [N, C, ...], got %s", x.type.ToString()));
+  DYNVM_ASSIGN_OR_RETURN(const double momentum, ctx.Float("momentum", 0.9));
+  std::vector<int64_t> axes = {0};
+  for (int i = 2; i < x.type.rank(); ++i) axes.push_back(i);
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue mean, ctx.Call("mean", {x}, {{"axis", axes}, {"keepdims", int64_t{1}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue centered, ctx.Call("subtract", {x, mean}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue squares, ctx.Call("multiply", {centered, centered}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue var, ctx.Call("mean", {squares}, {{"axis", axes}, {"keepdims", int64_t{0}}}));
+  DYNVM_ASSIGN_OR_RETURN(mean, ctx.Call("squeeze", {mean}, AxesAttr(axes)));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("nn.batch_norm", {x, args[1], args[2], mean, var}, attrs));
+  Values out = {y};
+  const DType dtype = args[3].type.dtype();
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue keep, NodeContext::ConstantScalarOf(dtype, momentum));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue take, NodeContext::ConstantScalarOf(dtype, 1.0 - momentum));
+  // The batch's statistics in the running statistics' dtype (they may differ from x's).
+  const std::string stats_dtype(RelayDTypeName(dtype));
+  for (const auto& [running, batch] : {std::pair{args[3], mean}, std::pair{args[4], var}}) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue old, ctx.Call("multiply", {running, keep}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue now, ctx.Call("cast", {batch}, {{"dtype", stats_dtype}}));
+    DYNVM_ASSIGN_OR_RETURN(now, ctx.Call("multiply", {now, take}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue updated, ctx.Call("add", {old, now}));
+    out.push_back(std::move(updated));
+  }
+  return out;
 }
 
 const std::vector<std::string_view> kReduceAttrs = {"axes", "keepdims", "noop_with_empty_axes"};
@@ -428,25 +459,72 @@ absl::StatusOr<Values> ConvertConv(NodeContext& ctx) {
   return One(ctx.Call(x.type.rank() == 4 ? "nn.conv2d" : "nn.conv1d", std::move(args), attrs));
 }
 
+// One 2-D pool of `x` [N, C, H, W] over `w` (2-D).
 template <bool kMax>
-absl::StatusOr<Values> ConvertPool(NodeContext& ctx) {
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  if (x.type.rank() != 4) return ctx.Unimplemented("pooling other than 2-D");
-  if (ctx.HasOutput(1)) return ctx.Unimplemented("the Indices output");
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.Ints("kernel_shape"));
-  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, kernel));
-  DYNVM_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.Int("ceil_mode", 0));
+absl::StatusOr<OnnxValue> Pool2d(const NodeContext& ctx, const OnnxValue& x, const Window& w, int64_t ceil_mode) {
   kernels::Attrs attrs = {{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.pads},
                           {"dilation", w.dilations}, {"ceil_mode", ceil_mode}};
   if constexpr (kMax) {
-    DYNVM_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.Int("storage_order", 0));
-    if (storage_order != 0) return ctx.Unimplemented("storage_order = 1");
-    return One(ctx.Call("nn.max_pool2d", {x}, std::move(attrs)));
+    return ctx.Call("nn.max_pool2d", {x}, std::move(attrs));
   } else {
     DYNVM_ASSIGN_OR_RETURN(const int64_t count_include_pad, ctx.Int("count_include_pad", 0));
     attrs["count_include_pad"] = count_include_pad;
-    return One(ctx.Call("nn.avg_pool2d", {x}, std::move(attrs)));
+    return ctx.Call("nn.avg_pool2d", {x}, std::move(attrs));
   }
+}
+
+// MaxPool and AveragePool in 1-D, 2-D and 3-D on the 2-D kernels. 1-D is a 2-D pool over
+// [N, C, 1, L] whose window is 1 high. 3-D pools are separable: the max (or the sum) over
+// a box is the max (sum) over its depth taps of the 2-D pools of their planes, and the
+// taps a window counts — inside the input, or inside the padding with count_include_pad
+// — are the product of those along each axis; so a 2-D pool over (H, W) of the
+// [N, C * D, H, W] planes, then one over D of [N, C, D, H' * W'] (C must be known).
+template <bool kMax>
+absl::StatusOr<Values> ConvertPool(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  const int rank = x.type.rank();
+  if (rank < 3 || rank > 5) return ctx.Unimplemented("pooling other than 1-D, 2-D and 3-D");
+  if (ctx.HasOutput(1)) return ctx.Unimplemented("the Indices output");
+  if constexpr (kMax) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.Int("storage_order", 0));
+    if (storage_order != 0) return ctx.Unimplemented("storage_order = 1");
+  }
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.Ints("kernel_shape"));
+  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, kernel));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.Int("ceil_mode", 0));
+  if (rank == 4) return One(Pool2d<kMax>(ctx, x, w, ceil_mode));
+  if (rank == 3) {
+    const Window lifted = {{1, w.kernel[0]}, {1, w.strides[0]}, {1, w.dilations[0]}, {0, w.pads[0], 0, w.pads[1]}};
+    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("expand_dims", {x}, {{"axis", int64_t{2}}, {"num_newaxis", int64_t{1}}}));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue y, Pool2d<kMax>(ctx, x, lifted, ceil_mode));
+    return One(ctx.Call("squeeze", {y}, AxesAttr({2})));
+  }
+  const Dim& channels = x.type.shape()[1];
+  if (!channels.is_const()) return ctx.Unimplemented("3-D pooling over a channel count known only at run time");
+  const Window planes = {{w.kernel[1], w.kernel[2]}, {w.strides[1], w.strides[2]}, {w.dilations[1], w.dilations[2]},
+                         {w.pads[1], w.pads[2], w.pads[4], w.pads[5]}};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue flat, ctx.Call("reshape", {x}, {{"newshape", std::vector<int64_t>{0, -3, 0, 0}}}));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue pooled_planes, Pool2d<kMax>(ctx, flat, planes, ceil_mode));
+  const std::vector<Dim>& hw = pooled_planes.type.shape();
+  const kernels::Attrs by_depth = {{"newshape", std::vector<int64_t>{0, -4, channels.const_value(), -1, -3}}};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue columns, ctx.Call("reshape", {pooled_planes}, by_depth));
+  const Window depth = {{w.kernel[0], 1}, {w.strides[0], 1}, {w.dilations[0], 1}, {w.pads[0], 0, w.pads[3], 0}};
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue deep, Pool2d<kMax>(ctx, columns, depth, ceil_mode));
+  // Back to [N, C, D', H', W']: -4 splits H' * W' given one of the two, else the
+  // extents are read at run time.
+  if (hw[2].is_const() || hw[3].is_const()) {
+    const std::vector<int64_t> back = {0, 0, 0, -4, hw[2].is_const() ? hw[2].const_value() : -1,
+                                       hw[2].is_const() ? -1 : hw[3].const_value()};
+    return One(ctx.Call("reshape", {deep}, {{"newshape", back}}));
+  }
+  const kernels::Attrs ncd = {{"end", int64_t{3}}}, plane = {{"start", int64_t{2}}};
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue outer, ctx.Call("shape_of", {deep}, ncd));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue inner, ctx.Call("shape_of", {pooled_planes}, plane));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue shape, ctx.Call("concatenate", {outer, inner}, {{"axis", int64_t{0}}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("dyn.reshape", {deep, shape}));
+  std::vector<Dim> dims(deep.type.shape().begin(), deep.type.shape().begin() + 3);
+  dims.insert(dims.end(), {hw[2], hw[3]});
+  return Values{ctx.Narrow(y, Type::Tensor(x.type.dtype(), std::move(dims)))};
 }
 
 absl::StatusOr<Values> ConvertGlobalAveragePool(NodeContext& ctx) {

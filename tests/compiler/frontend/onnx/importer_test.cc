@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,7 @@ namespace {
 using ::dynvm::compiler::testing::CompileAndLoad;
 using ::testing::HasSubstr;
 using ::dynvm::compiler::onnx_frontend::testing::AddIntAttr;
+using ::dynvm::compiler::onnx_frontend::testing::AddIntsAttr;
 using ::dynvm::compiler::onnx_frontend::testing::AddIntsConstant;
 using ::dynvm::compiler::onnx_frontend::testing::AddNode;
 using ::dynvm::compiler::onnx_frontend::testing::AddValue;
@@ -756,6 +758,76 @@ TEST(OnnxImporterErrorTest, DropoutThatMayTrainNeedsASeed) {
   AddNode(g, "Dropout", {"x", "", "t"}, {"y"});
   AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"n"});
   ExpectError(Import(m), absl::StatusCode::kUnimplemented, "(Dropout, opset 13): training without a seed");
+}
+
+// 3-D pooling runs as two 2-D pools (over H and W, then over D). Against a direct
+// reference over the box at depth, height and width known only at run time, with
+// padding, strides, ceil_mode and count_include_pad, where the taps a window counts
+// are the product of those along each axis (the 2-D kernels' rule). The max is exact;
+// the average divides twice, so it may differ by a few ulp (2e-6 relative allowed).
+TEST(OnnxImporterTest, ThreeDimensionalPoolingAtRunTimeExtents) {
+  const std::vector<int64_t> kernel = {2, 3, 2}, strides = {2, 1, 2}, pads = {1, 0, 1, 0, 1, 1};
+  for (const bool max : {true, false}) {
+    SCOPED_TRACE(max ? "MaxPool" : "AveragePool");
+    onnx::ModelProto m = Model(13);
+    onnx::GraphProto* g = m.mutable_graph();
+    AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"1", "2", "d", "h", "w"});
+    onnx::NodeProto* pool = AddNode(g, max ? "MaxPool" : "AveragePool", {"x"}, {"y"});
+    AddIntsAttr(pool, "kernel_shape", kernel);
+    AddIntsAttr(pool, "strides", strides);
+    AddIntsAttr(pool, "pads", pads);
+    AddIntAttr(pool, "ceil_mode", 1);
+    if (!max) AddIntAttr(pool, "count_include_pad", 1);
+    AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"1", "2", "", "", ""});
+    const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+    ASSERT_NE(exe, nullptr);
+    auto allocator = MakePooledAllocator();
+    vm::VirtualMachine machine(exe);
+    for (const std::vector<int64_t>& in : {std::vector<int64_t>{3, 4, 5}, {1, 3, 1}, {4, 2, 3}}) {
+      SCOPED_TRACE(absl::StrFormat("D, H, W = %d, %d, %d", in[0], in[1], in[2]));
+      NDArray x = Counting({1, 2, in[0], in[1], in[2]}, allocator);
+      for (int64_t i = 0; i < x->num_elements(); ++i) x->data_as<float>()[i] = std::sin(0.7f * i) * 10.0f;
+      absl::StatusOr<Value> got = machine.Invoke("main", {Value(x)});
+      ASSERT_TRUE(got.ok()) << got.status();
+      const NDArrayObj& y = *got->As<NDArrayObj>();
+      std::vector<int64_t> out(3);
+      for (int a = 0; a < 3; ++a) {
+        out[a] = (in[a] + pads[a] + pads[3 + a] - kernel[a] + strides[a] - 1) / strides[a] + 1;
+      }
+      ASSERT_EQ(std::vector<int64_t>(y.shape().begin(), y.shape().end()),
+                (std::vector<int64_t>{1, 2, out[0], out[1], out[2]}));
+      int64_t e = 0;
+      for (int64_t c = 0; c < 2; ++c) {
+        for (int64_t o0 = 0; o0 < out[0]; ++o0) {
+          for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+            for (int64_t o2 = 0; o2 < out[2]; ++o2, ++e) {
+              const int64_t o[3] = {o0, o1, o2};
+              double best = std::numeric_limits<float>::lowest(), sum = 0, padded = 1;
+              for (int a = 0; a < 3; ++a) {  // taps inside [-pad_before, in + pad_after)
+                const int64_t start = o[a] * strides[a] - pads[a], last = in[a] + pads[3 + a] - 1;
+                padded *= std::max<int64_t>(0, std::min(kernel[a], last - start + 1));
+              }
+              for (int64_t k0 = 0; k0 < kernel[0]; ++k0) {
+                for (int64_t k1 = 0; k1 < kernel[1]; ++k1) {
+                  for (int64_t k2 = 0; k2 < kernel[2]; ++k2) {
+                    const int64_t p[3] = {o0 * strides[0] - pads[0] + k0, o1 * strides[1] - pads[1] + k1,
+                                          o2 * strides[2] - pads[2] + k2};
+                    if (p[0] < 0 || p[0] >= in[0] || p[1] < 0 || p[1] >= in[1] || p[2] < 0 || p[2] >= in[2]) continue;
+                    const double v = x->data_as<float>()[((c * in[0] + p[0]) * in[1] + p[1]) * in[2] + p[2]];
+                    best = std::max(best, v);
+                    sum += v;
+                  }
+                }
+              }
+              const double want = max ? best : padded == 0 ? 0.0 : sum / padded;
+              EXPECT_NEAR(y.data_as<float>()[e], want, max ? 0.0 : 2e-6 * std::max(1.0, std::fabs(want)))
+                  << "output " << e;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(OnnxImporterErrorTest, StringTensorsOnlyCast) {

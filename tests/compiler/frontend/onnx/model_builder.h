@@ -72,6 +72,14 @@ inline void AddIntAttr(onnx::NodeProto* node, const std::string& name, int64_t v
   a->set_i(value);
 }
 
+// Gives `node` the ints attribute `name`.
+inline void AddIntsAttr(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
 inline void AddIntsConstant(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
   onnx::TensorProto* t = g->add_initializer();
   t->set_name(name);
