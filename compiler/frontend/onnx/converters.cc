@@ -31,6 +31,9 @@ const ops::ConverterTable& Table() {
     ops::AddRecurrentConverters(*t);
     ops::AddSequenceConverters(*t);
     ops::AddOptionalConverters(*t);
+    ops::AddQuantizeConverters(*t);
+    ops::AddSignalConverters(*t);
+    ops::AddIndexingConverters(*t);
     return t;
   }();
   return *table;

@@ -37,6 +37,11 @@ OnnxValue ShapeOperand(const OnnxValue& v) {
   return v;
 }
 
+absl::StatusOr<OnnxValue> CastTo(const NodeContext& ctx, const OnnxValue& x, DType dtype) {
+  if (x.type.dtype() == dtype) return x;
+  return ctx.Call("cast", {x}, {{"dtype", std::string(RelayDTypeName(dtype))}});
+}
+
 absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, int axis) {
   const Dim& extent = x.type.shape()[axis];
   if (extent.is_const()) return NodeContext::ConstantI64({extent.const_value()}, /*scalar=*/true);

@@ -61,6 +61,9 @@ absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, i
 // unknown); the result is typed [extent].
 absl::StatusOr<OnnxValue> Iota(const NodeContext& ctx, const OnnxValue& n, const Dim& extent);
 
+// `x` as `dtype`: x itself when it has that dtype, else a cast.
+absl::StatusOr<OnnxValue> CastTo(const NodeContext& ctx, const OnnxValue& x, DType dtype);
+
 // Each family's converters, added to `table` under their ONNX operator names.
 void AddElementwiseConverters(ConverterTable& table);
 void AddShapeConverters(ConverterTable& table);
@@ -74,6 +77,9 @@ void AddControlFlowConverters(ConverterTable& table);
 void AddRecurrentConverters(ConverterTable& table);
 void AddSequenceConverters(ConverterTable& table);
 void AddOptionalConverters(ConverterTable& table);
+void AddQuantizeConverters(ConverterTable& table);
+void AddSignalConverters(ConverterTable& table);
+void AddIndexingConverters(ConverterTable& table);
 
 // Whether `op_type` is one of the sequence operators, whose converters call the
 // functions of the sequence prelude.

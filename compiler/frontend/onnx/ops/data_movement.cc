@@ -690,6 +690,7 @@ void AddDataMovementConverters(ConverterTable& table) {
       {"Split", {ConvertSplit, {"axis", "split"}}}, {"Slice", {ConvertSlice, {"starts", "ends", "axes"}}},
       {"Gather", {ConvertGather, {"axis"}}}, {"GatherElements", {ConvertGatherElements, {"axis"}}},
       {"ScatterElements", {ConvertScatterElements, {"axis", "reduction"}}},
+      {"Scatter", {ConvertScatterElements, {"axis"}}},  // opsets 9-10: ScatterElements without reduction
       {"Expand", {ConvertExpand, {}}}, {"Tile", {ConvertTile, {}}},
       {"Pad", {ConvertPad, {"mode", "pads", "value"}}}, {"NonZero", {ConvertNonZero, {}}},
       {"TopK", {ConvertTopK, {"axis", "largest", "sorted", "k"}}},
