@@ -61,6 +61,11 @@ absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, i
 // unknown); the result is typed [extent].
 absl::StatusOr<OnnxValue> Iota(const NodeContext& ctx, const OnnxValue& n, const Dim& extent);
 
+// ONNX's Conv of `x` [N, C, L] or [N, C, H, W] by `weight` (plus `bias`) with the node's
+// kernel_shape, strides, dilations, pads, auto_pad and group attributes (nn.cc).
+absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
+                                      const std::optional<OnnxValue>& bias);
+
 // `x` as `dtype`: x itself when it has that dtype, else a cast.
 absl::StatusOr<OnnxValue> CastTo(const NodeContext& ctx, const OnnxValue& x, DType dtype);
 

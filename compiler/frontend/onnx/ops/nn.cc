@@ -442,21 +442,7 @@ absl::StatusOr<Window> WindowOf(const NodeContext& ctx, const Type& x, std::vect
 absl::StatusOr<Values> ConvertConv(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue weight, ctx.Input(1));
-  if (x.type.rank() != 3 && x.type.rank() != 4) return ctx.Unimplemented("convolution other than 1-D and 2-D");
-  if (weight.type.rank() != x.type.rank()) return ctx.Invalid("W's rank differs from X's");
-  std::vector<int64_t> fallback;
-  for (int i = 2; i < weight.type.rank(); ++i) {
-    if (!weight.type.shape()[i].is_const()) return ctx.Unimplemented("a kernel extent known only at run time");
-    fallback.push_back(weight.type.shape()[i].const_value());
-  }
-  DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.Ints("kernel_shape", fallback));
-  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, std::move(kernel)));
-  DYNVM_ASSIGN_OR_RETURN(const int64_t group, ctx.Int("group", 1));
-  std::vector<OnnxValue> args = {x, weight};
-  if (std::optional<OnnxValue> bias = ctx.OptionalInput(2)) args.push_back(*bias);
-  const kernels::Attrs attrs = {{"strides", w.strides}, {"padding", w.pads}, {"dilation", w.dilations},
-                                {"groups", group}};
-  return One(ctx.Call(x.type.rank() == 4 ? "nn.conv2d" : "nn.conv1d", std::move(args), attrs));
+  return One(Convolution(ctx, x, weight, ctx.OptionalInput(2)));
 }
 
 // One 2-D pool of `x` [N, C, H, W] over `w` (2-D).
@@ -541,6 +527,25 @@ absl::StatusOr<Values> ConvertGlobalMaxPool(NodeContext& ctx) {
 }
 
 }  // namespace
+
+absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
+                                      const std::optional<OnnxValue>& bias) {
+  if (x.type.rank() != 3 && x.type.rank() != 4) return ctx.Unimplemented("convolution other than 1-D and 2-D");
+  if (weight.type.rank() != x.type.rank()) return ctx.Invalid("W's rank differs from X's");
+  std::vector<int64_t> fallback;
+  for (int i = 2; i < weight.type.rank(); ++i) {
+    if (!weight.type.shape()[i].is_const()) return ctx.Unimplemented("a kernel extent known only at run time");
+    fallback.push_back(weight.type.shape()[i].const_value());
+  }
+  DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.Ints("kernel_shape", fallback));
+  DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, std::move(kernel)));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t group, ctx.Int("group", 1));
+  std::vector<OnnxValue> args = {x, weight};
+  if (bias) args.push_back(*bias);
+  const kernels::Attrs attrs = {{"strides", w.strides}, {"padding", w.pads}, {"dilation", w.dilations},
+                                {"groups", group}};
+  return ctx.Call(x.type.rank() == 4 ? "nn.conv2d" : "nn.conv1d", std::move(args), attrs);
+}
 
 void AddNnConverters(ConverterTable& table) {
   table.insert({

@@ -1,6 +1,6 @@
 // Converters of ONNX's linear quantization operators — QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger and QLinearMatMul — composed from the float
-// kernels, as ONNX's reference computes them:
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv —
+// composed from the float kernels, as ONNX's reference computes them:
 //
 //   quantize:    q = saturate(round_half_even(x / scale) + zero_point)
 //   dequantize:  x = (float(q) - float(zero_point)) * scale
@@ -9,8 +9,10 @@
 // integer products of MatMulInteger and QLinearMatMul run as f32 products of the
 // zero-point-shifted operands, which are integers of at most 9 bits: every partial sum
 // of at most kExactTerms such products is below 2^24 and so exact in f32; longer inner
-// dimensions are split into runs of kExactTerms whose products are added in i32. (Fast
-// int8 kernels would replace these compositions without changing a result.)
+// dimensions are split into runs of kExactTerms whose products are added in i32. A
+// convolution's terms per output (input channels per group times the kernel's taps) must
+// be at most kExactTerms. (Fast int8 kernels would replace these compositions without
+// changing a result.)
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -212,6 +214,60 @@ absl::StatusOr<Values> ConvertQLinearMatMul(NodeContext& ctx) {
   return One(Saturate(ctx, product, zp, y_zero_point.type.dtype()));
 }
 
+// The exact integer convolution of shifted x and w (f32 holding integers in
+// [-255, 255]), as f32: one f32 convolution, refused where an output sums more than
+// kExactTerms products.
+absl::StatusOr<OnnxValue> ExactIntegerConv(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& w) {
+  Dim terms(1);
+  for (int i = 1; i < w.type.rank(); ++i) terms = terms * w.type.shape()[i];
+  if (!terms.is_const() || terms.const_value() > kExactTerms) {
+    return ctx.Unimplemented(absl::StrFormat(
+        "a convolution summing %s products per output (at most %d are exact in f32)", terms.ToString(), kExactTerms));
+  }
+  return Convolution(ctx, x, w, std::nullopt);
+}
+
+// ConvInteger: conv(x - x_zero_point, w - w_zero_point) in int32; w's zero point per
+// tensor or per output channel. Padding holds x's zero point (0 once shifted).
+absl::StatusOr<Values> ConvertConvInteger(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue w, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue sx, Shifted(ctx, x, 2, 1, "x"));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue sw, Shifted(ctx, w, 3, 0, "w"));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ExactIntegerConv(ctx, sx, sw));
+  return One(ctx.Call("cast", {y}, {{"dtype", Name(DType::kI32)}}));
+}
+
+// QLinearConv: the exact integer convolution plus the int32 bias, scaled by
+// x_scale · w_scale / y_scale in f32 (w_scale per output channel or per tensor) and
+// quantized with y's zero point.
+absl::StatusOr<Values> ConvertQLinearConv(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue w, ctx.Input(3));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue y_zero_point, ctx.Input(7));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue sx, Shifted(ctx, x, 2, 1, "x"));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue sw, Shifted(ctx, w, 5, 0, "w"));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue acc, ExactIntegerConv(ctx, sx, sw));
+  const int rank = acc.type.rank();
+  if (std::optional<OnnxValue> bias = ctx.OptionalInput(8)) {
+    if (bias->type.dtype() != DType::kI32 || bias->type.rank() != 1) {
+      return ctx.Invalid(absl::StrFormat("B must be a 1-D int32 tensor, got %s", bias->type.ToString()));
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue b, CastTo(ctx, *bias, DType::kF32));
+    DYNVM_ASSIGN_OR_RETURN(b, AlongAxis(ctx, b, rank, 1, "B"));
+    DYNVM_ASSIGN_OR_RETURN(acc, ctx.Call("add", {acc, b}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x_scale, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue w_scale, ctx.Input(4));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue y_scale, ctx.Input(6));
+  DYNVM_ASSIGN_OR_RETURN(w_scale, AlongAxis(ctx, w_scale, rank, 1, "w_scale"));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue multiplier, ctx.Call("multiply", {x_scale, w_scale}));
+  DYNVM_ASSIGN_OR_RETURN(multiplier, ctx.Call("divide", {multiplier, y_scale}));
+  DYNVM_ASSIGN_OR_RETURN(acc, ctx.Call("multiply", {acc, multiplier}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue zp, CastTo(ctx, y_zero_point, DType::kF32));
+  return One(Saturate(ctx, acc, zp, y_zero_point.type.dtype()));
+}
+
 }  // namespace
 
 void AddQuantizeConverters(ConverterTable& table) {
@@ -221,6 +277,8 @@ void AddQuantizeConverters(ConverterTable& table) {
       {"DynamicQuantizeLinear", {ConvertDynamicQuantizeLinear, {}}},
       {"MatMulInteger", {ConvertMatMulInteger, {}}},
       {"QLinearMatMul", {ConvertQLinearMatMul, {}}},
+      {"ConvInteger", {ConvertConvInteger, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+      {"QLinearConv", {ConvertQLinearConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
   });
 }
 

@@ -116,6 +116,57 @@ TEST(QuantizeConvertersTest, MatMulIntegerIsExactOverLongInnerDimensions) {
   }
 }
 
+// ConvInteger in 1-D over a length known at run time, with int8 operands, a per-tensor
+// x zero point and a per-output-channel w zero point, padding 1 (x's zero point, so 0
+// once shifted), against an int64 reference.
+TEST(QuantizeConvertersTest, ConvIntegerPerChannelZeroPoints) {
+  onnx::ModelProto m = Model(10);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::INT8, {"1", "2", "len"});
+  AddValue(g->mutable_input(), "w", onnx::TensorProto::INT8, {"3", "2", "3"});
+  AddValue(g->mutable_input(), "x_zp", onnx::TensorProto::INT8, {});
+  AddValue(g->mutable_input(), "w_zp", onnx::TensorProto::INT8, {"3"});
+  onnx::NodeProto* conv = AddNode(g, "ConvInteger", {"x", "w", "x_zp", "w_zp"}, {"y"});
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  pads->add_ints(1);
+  pads->add_ints(1);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::INT32, {"1", "3", "len"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  std::mt19937 rng(9);
+  for (const int64_t len : {1, 7}) {
+    SCOPED_TRACE(len);
+    std::vector<int8_t> x(2 * len), w(3 * 2 * 3);
+    for (auto& v : x) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    const std::vector<int8_t> x_zp = {-128}, w_zp = {127, 0, -5};
+    absl::StatusOr<Value> got = machine.Invoke(
+        "main", {Value(Tensor<int8_t>({1, 2, len}, x, DType::kI8, allocator)),
+                 Value(Tensor<int8_t>({3, 2, 3}, w, DType::kI8, allocator)),
+                 Value(Tensor<int8_t>({}, x_zp, DType::kI8, allocator)),
+                 Value(Tensor<int8_t>({3}, w_zp, DType::kI8, allocator))});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const NDArrayObj& y = *got->As<NDArrayObj>();
+    for (int64_t o = 0; o < 3; ++o) {
+      for (int64_t t = 0; t < len; ++t) {
+        int64_t want = 0;
+        for (int64_t c = 0; c < 2; ++c) {
+          for (int64_t k = 0; k < 3; ++k) {
+            const int64_t p = t - 1 + k;
+            if (p < 0 || p >= len) continue;
+            want += (int64_t{x[c * len + p]} - x_zp[0]) * (int64_t{w[(o * 2 + c) * 3 + k]} - w_zp[o]);
+          }
+        }
+        EXPECT_EQ(y.data_as<int32_t>()[o * len + t], want) << "channel " << o << ", position " << t;
+      }
+    }
+  }
+}
+
 TEST(QuantizeConvertersTest, BadDTypesAreClearErrors) {
   onnx::ModelProto m = Model(13);
   onnx::GraphProto* g = m.mutable_graph();
@@ -132,6 +183,15 @@ TEST(QuantizeConvertersTest, BadDTypesAreClearErrors) {
   AddNode(g, "MatMulInteger", {"a", "b"}, {"y"});
   AddValue(g->mutable_output(), "y", onnx::TensorProto::INT32, {"2", "2"});
   ExpectError(Import(mm), absl::StatusCode::kInvalidArgument, "A must be uint8 or int8, got int32");
+  // 3 x 10 x 10 = 300 products per output: past what f32 sums exactly.
+  onnx::ModelProto mc = Model(10);
+  g = mc.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::UINT8, {"1", "3", "12", "12"});
+  AddValue(g->mutable_input(), "w", onnx::TensorProto::UINT8, {"1", "3", "10", "10"});
+  AddNode(g, "ConvInteger", {"x", "w"}, {"y"});
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::INT32, {"1", "1", "3", "3"});
+  ExpectError(Import(mc), absl::StatusCode::kUnimplemented,
+              "a convolution summing 300 products per output (at most 256 are exact in f32)");
 }
 
 }  // namespace
