@@ -28,6 +28,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterFusedElementwiseKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterNativeElementwiseKernel(registry));
   DYNVM_RETURN_IF_ERROR(RegisterReduceKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterDetKernel(registry));
   DYNVM_RETURN_IF_ERROR(RegisterTransformKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterSliceKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterIndexKernels(registry));

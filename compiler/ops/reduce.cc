@@ -1,5 +1,5 @@
 // Relations of the reductions (kernels/reduce/reduce.cc): `axis` (an int or a list, absent
-// for all axes), `keepdims`, `exclude`, as Relay's. argmax and argmin give int64. The
+// for all axes), `keepdims`, `exclude`, as Relay's; and det (kernels/reduce/det.cc). argmax and argmin give int64. The
 // float reductions may carry fusion's `prologue` (the data is that program of the
 // arguments) and `epilogue` (a program of the reduced value), checked by the kernel.
 #include <vector>
@@ -84,7 +84,23 @@ absl::StatusOr<Type> DynReduceRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::vector<Dim>(x.rank() - count.const_value(), Dim::Any()));
 }
 
+// det(x): x [..., n, n], f32 or f64; the determinants [...].
+absl::StatusOr<Type> DetRel(const OpCall& call) {
+  static constexpr DType kFloat[] = {DType::kF32, DType::kF64};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "x", kFloat));
+  const int rank = x.rank();
+  if (rank < 2) return OpError(call, absl::StrFormat("x must have rank 2 or more, got %d", rank));
+  const Dim& rows = x.shape()[rank - 2];
+  const Dim& cols = x.shape()[rank - 1];
+  if (rows.is_const() && cols.is_const() && rows != cols) {
+    return OpError(call, absl::StrFormat("x's matrices are %s x %s, expected square ones", rows.ToString(),
+                                         cols.ToString()));
+  }
+  return Type::Tensor(x.dtype(), std::vector<Dim>(x.shape().begin(), x.shape().end() - 2));
+}
+
 constexpr OpDef kOps[] = {
+    {"det", 1, 1, DetRel},
     {"dyn.sum", 2, 2, DynReduceRel<false>},  {"dyn.prod", 2, 2, DynReduceRel<false>},
     {"dyn.max", 2, 2, DynReduceRel<false>},  {"dyn.min", 2, 2, DynReduceRel<false>},
     {"dyn.mean", 2, 2, DynReduceRel<true>},  {"dyn.l2_norm", 2, 2, DynReduceRel<true>},

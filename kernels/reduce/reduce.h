@@ -1,4 +1,4 @@
-// Registration of the reduction kernel family (kernels/reduce/reduce.cc).
+// Registration of the reduction kernel family (kernels/reduce/reduce.cc, det.cc).
 #ifndef DYNVM_KERNELS_REDUCE_REDUCE_H_
 #define DYNVM_KERNELS_REDUCE_REDUCE_H_
 
@@ -10,6 +10,9 @@ namespace dynvm::kernels {
 // reductions take optional `prologue` / `epilogue` fused_elementwise programs (see
 // reduce.cc and docs/kernels.md).
 absl::Status RegisterReduceKernels(KernelRegistry& registry);
+
+// Adds det, the determinant of each matrix of the last two axes (kernels/reduce/det.cc).
+absl::Status RegisterDetKernel(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels
 

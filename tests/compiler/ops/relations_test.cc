@@ -136,6 +136,13 @@ const std::map<std::string, Generator>& Generators() {
     };
     for (const char* op : {"sum", "prod", "max", "min", "argmax", "argmin"}) (*g)[op] = Reduce(DType::kI32);
     for (const char* op : {"mean", "l2_norm"}) (*g)[op] = Reduce(DType::kF32);
+    (*g)["det"] = [](std::mt19937& rng) {  // square matrices, now and then not
+      Shape s = RandShape(rng, 0, 2);
+      const int64_t n = Rand(rng, 0, 3);
+      s.push_back(n);
+      s.push_back(Rand(rng, 0, 4) == 0 ? n + 1 : n);
+      return Case{{{DType::kF32, s}}, {}};
+    };
     for (const char* op : {"nn.softmax", "nn.log_softmax"}) {
       (*g)[op] = [](std::mt19937& rng) {
         const Shape s = RandShape(rng, 0, 3);

@@ -33,6 +33,12 @@ absl::StatusOr<Values> ConvertMatMul(NodeContext& ctx) {
   return One(ctx.Call("matmul", {a, b}));
 }
 
+// Det: the determinant of each matrix of the last two axes.
+absl::StatusOr<Values> ConvertDet(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  return One(ctx.Call("det", {x}));
+}
+
 absl::StatusOr<Values> ConvertGemm(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
@@ -550,6 +556,7 @@ absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x
 void AddNnConverters(ConverterTable& table) {
   table.insert({
       {"MatMul", {ConvertMatMul, {}}},
+      {"Det", {ConvertDet, {}}},
       {"Gemm", {ConvertGemm, {"alpha", "beta", "transA", "transB", "broadcast"}}},
       {"Softmax", {SoftmaxLike<"nn.softmax">, {"axis"}}},
       {"LogSoftmax", {SoftmaxLike<"nn.log_softmax">, {"axis"}}},
