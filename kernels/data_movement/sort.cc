@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -236,49 +237,69 @@ absl::Status SortKernel(const KernelCall& call) {
 
 struct UniqueState {
   bool sorted;
+  std::optional<int64_t> axis;  // absent: the elements of 1-D data
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindUnique(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"sorted"}));
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"sorted", "axis"}));
   DYNVM_ASSIGN_OR_RETURN(int64_t sorted, GetIntAttr(attrs, "sorted", 1));
-  return std::shared_ptr<const void>(std::make_shared<UniqueState>(UniqueState{sorted != 0}));
+  auto state = std::make_shared<UniqueState>(UniqueState{sorted != 0, std::nullopt});
+  if (attrs.contains("axis")) {
+    DYNVM_ASSIGN_OR_RETURN(state->axis, GetIntAttr(attrs, "axis"));
+  }
+  return std::shared_ptr<const void>(std::move(state));
 }
 
-// The distinct values of `data`, each as the index of its first occurrence and its
-// count, in ascending order or (unless `sorted`) in order of first occurrence; and for
-// each element the position of its value among them.
+// The distinct slices of `data` along an axis (an element of 1-D data is a slice of
+// one), each as the index of its first occurrence and its count, in ascending order or
+// (unless `sorted`) in order of first occurrence; and for each slice the position of
+// its value among them. Slices compare as numpy's unique(axis) compares them: as the
+// sequences of their elements, outer axes first.
 struct UniqueGroups {
   std::vector<int64_t> first, count, inverse;
 };
 
+// Data viewed as [outer, n, inner], slices along the middle axis.
 template <typename T>
-UniqueGroups GroupUnique(const T* data, int64_t n, bool sorted) {
-  std::vector<Keyed<T>> keyed(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) keyed[i] = {data[i], i};
-  std::sort(keyed.begin(), keyed.end(),
-            [](const Keyed<T>& a, const Keyed<T>& b) { return Before(a, b, true); });
+UniqueGroups GroupUnique(const T* data, int64_t outer, int64_t n, int64_t inner, bool sorted) {
+  // -1, 0 or 1 as slice a sorts before, with or after slice b.
+  auto compare = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* x = data + (o * n + a) * inner;
+      const T* y = data + (o * n + b) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        if (Less(x[i], y[i])) return -1;
+        if (Less(y[i], x[i])) return 1;
+      }
+    }
+    return 0;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const int c = compare(a, b);
+    return c != 0 ? c < 0 : a < b;  // ties by index: a group's first is its lowest
+  });
   UniqueGroups g;
   g.inverse.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    // Sorted, so a value differs from its predecessor iff the predecessor is less.
-    if (i == 0 || Less(keyed[i - 1].value, keyed[i].value)) {
-      g.first.push_back(keyed[i].index);  // the lowest index of its group: ties sort by index
+    if (i == 0 || compare(order[i - 1], order[i]) != 0) {
+      g.first.push_back(order[i]);
       g.count.push_back(0);
     }
     ++g.count.back();
-    g.inverse[keyed[i].index] = static_cast<int64_t>(g.first.size()) - 1;
+    g.inverse[order[i]] = static_cast<int64_t>(g.first.size()) - 1;
   }
   if (!sorted) {  // renumber the groups by first occurrence
     const size_t u = g.first.size();
-    std::vector<int64_t> order(u), rank(u);
-    for (size_t j = 0; j < u; ++j) order[j] = static_cast<int64_t>(j);
-    std::sort(order.begin(), order.end(),
-              [&](int64_t a, int64_t b) { return g.first[a] < g.first[b]; });
+    std::vector<int64_t> by_first(u), rank(u);
+    for (size_t j = 0; j < u; ++j) by_first[j] = static_cast<int64_t>(j);
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return g.first[a] < g.first[b]; });
     UniqueGroups r{std::vector<int64_t>(u), std::vector<int64_t>(u), std::move(g.inverse)};
     for (size_t j = 0; j < u; ++j) {
-      rank[order[j]] = static_cast<int64_t>(j);
-      r.first[j] = g.first[order[j]];
-      r.count[j] = g.count[order[j]];
+      rank[by_first[j]] = static_cast<int64_t>(j);
+      r.first[j] = g.first[by_first[j]];
+      r.count[j] = g.count[by_first[j]];
     }
     for (int64_t& v : r.inverse) v = rank[v];
     return r;
@@ -286,53 +307,92 @@ UniqueGroups GroupUnique(const T* data, int64_t n, bool sorted) {
   return g;
 }
 
-absl::StatusOr<UniqueGroups> PlanUnique(const UniqueState& s, const NDArrayObj& data,
-                                        int num_outputs) {
-  if (data.ndim() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unique: data must be 1-D, got shape %s", ShapeToString(data.shape())));
+// Where the slices lie: data as [outer, n, inner].
+struct UniqueView {
+  int axis;
+  int64_t outer, n, inner;
+};
+
+absl::StatusOr<UniqueView> ViewUnique(const UniqueState& s, const NDArrayObj& data) {
+  if (!s.axis) {
+    if (data.ndim() != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "unique: data must be 1-D without an axis, got shape %s", ShapeToString(data.shape())));
+    }
+    return UniqueView{0, 1, data.shape()[0], 1};
   }
+  const int rank = data.ndim();
+  if (*s.axis < -rank || *s.axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unique: axis %d out of range for data of shape %s", *s.axis, ShapeToString(data.shape())));
+  }
+  const int axis = static_cast<int>(*s.axis < 0 ? *s.axis + rank : *s.axis);
+  UniqueView v{axis, 1, data.shape()[axis], 1};
+  for (int i = 0; i < axis; ++i) v.outer *= data.shape()[i];
+  for (int i = axis + 1; i < rank; ++i) v.inner *= data.shape()[i];
+  return v;
+}
+
+absl::StatusOr<UniqueGroups> PlanUnique(const UniqueState& s, const NDArrayObj& data, int num_outputs) {
+  DYNVM_ASSIGN_OR_RETURN(const UniqueView v, ViewUnique(s, data));
   if (num_outputs < 1 || num_outputs > 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "unique: expected 1 to 4 outputs (values, indices, inverse, counts), got %d", num_outputs));
   }
   UniqueGroups g;
+  if (v.outer * v.inner == 0) {  // empty slices are all equal
+    g.inverse.assign(v.n, 0);
+    if (v.n > 0) g = {{0}, {v.n}, std::move(g.inverse)};
+    return g;
+  }
   DYNVM_RETURN_IF_ERROR(DispatchSortable("unique", data.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    g = GroupUnique(data.data_as<T>(), data.num_elements(), s.sorted);
+    g = GroupUnique(data.data_as<T>(), v.outer, v.n, v.inner, s.sorted);
   }));
   return g;
 }
 
-// Output i's shape: [unique count] but for the inverse indices (output 2), [n].
-Shape UniqueOutputShape(const UniqueGroups& g, int i) {
-  return Shape{static_cast<int64_t>(i == 2 ? g.inverse.size() : g.first.size())};
+// Output i's shape: the values are data with the axis's extent the unique count (or
+// [unique count] without an axis); the inverse indices (output 2) [n]; the others
+// [unique count].
+Shape UniqueOutputShape(const UniqueState& s, const NDArrayObj& data, const UniqueGroups& g, int i) {
+  const int64_t u = static_cast<int64_t>(g.first.size());
+  if (i == 0 && s.axis) {
+    Shape shape(data.shape().begin(), data.shape().end());
+    shape[*s.axis < 0 ? *s.axis + data.ndim() : *s.axis] = u;
+    return shape;
+  }
+  return Shape{i == 2 ? static_cast<int64_t>(g.inverse.size()) : u};
 }
 
 absl::Status UniqueShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(UniqueGroups g, PlanUnique(*static_cast<const UniqueState*>(call.state),
-                                                    *call.inputs[0], call.num_outputs));
-  for (int i = 0; i < call.num_outputs; ++i) call.output_shapes[i] = UniqueOutputShape(g, i);
+  const auto& s = *static_cast<const UniqueState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(UniqueGroups g, PlanUnique(s, *call.inputs[0], call.num_outputs));
+  for (int i = 0; i < call.num_outputs; ++i) call.output_shapes[i] = UniqueOutputShape(s, *call.inputs[0], g, i);
   return absl::OkStatus();
 }
 
 absl::Status UniqueKernel(const KernelCall& call) {
+  const auto& s = *static_cast<const UniqueState*>(call.state);
   const NDArrayObj& data = *call.args[0];
-  DYNVM_ASSIGN_OR_RETURN(UniqueGroups g, PlanUnique(*static_cast<const UniqueState*>(call.state),
-                                                    data, call.num_outputs));
+  DYNVM_ASSIGN_OR_RETURN(UniqueGroups g, PlanUnique(s, data, call.num_outputs));
+  DYNVM_ASSIGN_OR_RETURN(const UniqueView v, ViewUnique(s, data));
   const NDArrayObj& values = *call.outputs()[0];
-  DYNVM_RETURN_IF_ERROR(CheckOutput("unique", values, data.dtype(), UniqueOutputShape(g, 0)));
+  DYNVM_RETURN_IF_ERROR(CheckOutput("unique", values, data.dtype(), UniqueOutputShape(s, data, g, 0)));
   for (int i = 1; i < call.num_outputs; ++i) {
     const NDArrayObj& out = *call.outputs()[i];
     DYNVM_RETURN_IF_ERROR(internal::CheckIndexDType("unique", "index output", out));
-    DYNVM_RETURN_IF_ERROR(internal::CheckOutputShape("unique", out, UniqueOutputShape(g, i), i));
-    DYNVM_RETURN_IF_ERROR(
-        internal::CheckIndexCapacity("unique", "index output", out.dtype(), data.num_elements()));
+    DYNVM_RETURN_IF_ERROR(internal::CheckOutputShape("unique", out, UniqueOutputShape(s, data, g, i), i));
+    DYNVM_RETURN_IF_ERROR(internal::CheckIndexCapacity("unique", "index output", out.dtype(), v.n));
   }
-  const size_t elem = DTypeSize(data.dtype());
-  for (size_t j = 0; j < g.first.size(); ++j) {
-    std::memcpy(static_cast<char*>(values.data()) + j * elem,
-                static_cast<const char*>(data.data()) + g.first[j] * elem, elem);
+  // Each distinct slice copied from its first occurrence: [outer, u, inner].
+  const size_t row = DTypeSize(data.dtype()) * static_cast<size_t>(v.inner);
+  const int64_t u = static_cast<int64_t>(g.first.size());
+  for (int64_t o = 0; o < v.outer; ++o) {
+    for (int64_t j = 0; j < u; ++j) {
+      std::memcpy(static_cast<char*>(values.data()) + (o * u + j) * row,
+                  static_cast<const char*>(data.data()) + (o * v.n + g.first[j]) * row, row);
+    }
   }
   const std::vector<int64_t>* sources[] = {&g.first, &g.inverse, &g.count};
   for (int i = 1; i < call.num_outputs; ++i) {

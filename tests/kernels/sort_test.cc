@@ -300,9 +300,71 @@ TEST(UniqueTest, AllDistinctNaNAndFewerOutputs) {
   }());
 }
 
+// Slices along an axis against a reference that cuts the slices out (outer axes first,
+// as numpy's unique(axis) compares them) and groups them with std::map: random small
+// integers so that slices repeat, every axis of rank-1 to rank-3 data, extents of 0
+// and 1 included.
+TEST(UniqueTest, SlicesAlongAnAxis) {
+  std::mt19937 rng(45);
+  for (int iter = 0; iter < 80; ++iter) {
+    Ints shape(1 + iter % 3);
+    for (int64_t& d : shape) d = iter % 11 == 0 ? static_cast<int64_t>(rng() % 2) : 1 + static_cast<int64_t>(rng() % 4);
+    const int rank = static_cast<int>(shape.size());
+    const int axis = static_cast<int>(rng() % rank);
+    const bool sorted = iter % 2 == 0;
+    SCOPED_TRACE(absl::StrFormat("shape %s, axis %d, sorted %d", ShapeToString(shape), axis, sorted));
+    NDArray data = RandomIntegers(shape, DType::kF32, rng, 0, 1);
+    const std::vector<double> v = Values(data);
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= shape[i];
+    for (int i = axis + 1; i < rank; ++i) inner *= shape[i];
+    const int64_t n = shape[axis];
+    std::vector<std::vector<double>> slices(n);
+    for (int64_t a = 0; a < n; ++a) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) slices[a].push_back(v[(o * n + a) * inner + i]);
+      }
+    }
+    std::map<std::vector<double>, int64_t> first;  // sorted order of distinct slices
+    for (int64_t a = 0; a < n; ++a) first.emplace(slices[a], a);
+    std::vector<std::vector<double>> distinct;
+    for (const auto& [slice, a] : first) distinct.push_back(slice);
+    if (!sorted) {
+      std::sort(distinct.begin(), distinct.end(), [&](const auto& x, const auto& y) { return first[x] < first[y]; });
+    }
+    Ints want_first, want_inverse(n), want_counts(distinct.size(), 0);
+    for (const auto& slice : distinct) want_first.push_back(first[slice]);
+    for (int64_t a = 0; a < n; ++a) {
+      const int64_t j = std::find(distinct.begin(), distinct.end(), slices[a]) - distinct.begin();
+      want_inverse[a] = j;
+      ++want_counts[j];
+    }
+    auto r = RunKernel("unique", {{"sorted", int64_t{sorted}}, {"axis", int64_t{axis - (iter % 4 == 0 ? rank : 0)}}},
+                       {data}, {DType::kF32, DType::kI64, DType::kI64, DType::kI64});
+    ASSERT_TRUE(r.ok()) << r.status();
+    Ints want_shape = shape;
+    want_shape[axis] = static_cast<int64_t>(distinct.size());
+    EXPECT_EQ(ShapeOf((*r)[0]), want_shape);
+    const std::vector<double> got = Values((*r)[0]);
+    const int64_t u = static_cast<int64_t>(distinct.size());
+    for (int64_t o = 0; o < outer && !got.empty(); ++o) {
+      for (int64_t j = 0; j < u; ++j) {
+        for (int64_t i = 0; i < inner; ++i) {
+          EXPECT_EQ(got[(o * u + j) * inner + i], distinct[j][o * inner + i]) << o << " " << j << " " << i;
+        }
+      }
+    }
+    EXPECT_EQ(AsInts((*r)[1]), want_first);
+    EXPECT_EQ(AsInts((*r)[2]), want_inverse);
+    EXPECT_EQ(AsInts((*r)[3]), want_counts);
+  }
+}
+
 TEST(UniqueTest, Errors) {
   EXPECT_INVALID(RunKernel("unique", {}, {TensorOf<float>({2, 2}, {1, 2, 3, 4})}),
-                 "unique: data must be 1-D, got shape [2, 2]");
+                 "unique: data must be 1-D without an axis, got shape [2, 2]");
+  EXPECT_INVALID(RunKernel("unique", {{"axis", int64_t{2}}}, {TensorOf<float>({2, 2}, {1, 2, 3, 4})}),
+                 "unique: axis 2 out of range for data of shape [2, 2]");
   EXPECT_INVALID(RunKernel("unique", {}, {TensorOf<float>({2}, {1, 2})},
                            {DType::kF32, DType::kI64, DType::kI64, DType::kI64, DType::kI64}),
                  "unique: expected 1 to 4 outputs (values, indices, inverse, counts), got 5");

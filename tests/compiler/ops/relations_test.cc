@@ -468,8 +468,15 @@ const std::map<std::string, Generator>& Generators() {
       };
     }
     (*g)["unique"] = [values_of](std::mt19937& rng) {
-      const Shape s = {Rand(rng, 0, 9)};
-      return Case{{{DType::kF32, s}}, {}, 4, {{0, values_of(rng, s, -3, 3)}}};
+      if (Rand(rng, 0, 1) == 0) {
+        const Shape s = {Rand(rng, 0, 9)};
+        return Case{{{DType::kF32, s}}, {}, 4, {{0, values_of(rng, s, -3, 3)}}};
+      }
+      const Shape s = RandShape(rng, 1, 3);  // slices along an axis, now and then out of range
+      return Case{{{DType::kF32, s}},
+                  {{"axis", Rand(rng, -static_cast<int64_t>(s.size()), s.size())}},
+                  4,
+                  {{0, values_of(rng, s, -1, 1)}}};
     };
     (*g)["dyn.reshape"] = [](std::mt19937& rng) {
       const Shape s = {Rand(rng, 1, 3), Rand(rng, 1, 3), Rand(rng, 1, 3)};

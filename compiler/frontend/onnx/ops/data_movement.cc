@@ -408,17 +408,20 @@ absl::StatusOr<Values> ConvertCompress(NodeContext& ctx) {
   return One(ctx.Call("take", {x, positions}, {{"axis", axis}, {"mode", std::string("fast")}}));
 }
 
-// Unique over the flattened input (`axis` absent): the distinct values, sorted or in
-// order of first occurrence, with their first indices, each element's inverse index
-// and the counts. Unique slices along an axis are not supported.
+// Unique over the flattened input (`axis` absent) or of the slices along `axis`: the
+// distinct values (slices), sorted or in order of first occurrence, with their first
+// indices, each element's (slice's) inverse index and the counts.
 absl::StatusOr<Values> ConvertUnique(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
-  if (ctx.HasAttr("axis")) return ctx.Unimplemented("unique slices along an axis");
   DYNVM_ASSIGN_OR_RETURN(const int64_t sorted, ctx.Int("sorted", 1));
-  if (x.type.rank() != 1) {
+  kernels::Attrs attrs = {{"sorted", sorted}};
+  if (ctx.HasAttr("axis")) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis"));
+    attrs["axis"] = axis;
+  } else if (x.type.rank() != 1) {
     DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("reshape", {x}, {{"newshape", std::vector<int64_t>{-1}}}));
   }
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue all, ctx.Call("unique", {x}, {{"sorted", sorted}}));
+  DYNVM_ASSIGN_OR_RETURN(OnnxValue all, ctx.Call("unique", {x}, std::move(attrs)));
   Values out;
   for (int i = 0; i < ctx.num_outputs(); ++i) out.push_back(NodeContext::Field(all, i));
   return out;
