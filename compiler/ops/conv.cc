@@ -108,10 +108,14 @@ absl::StatusOr<Type> ConvRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, std::move(out));
 }
 
+// nn.max_pool2d (f32, f64, i8, u8, i32 or i64; with `with_indices`, the tuple of the
+// maxima and their i64 indices) and nn.avg_pool2d (f32).
+template <bool kMax>
 absl::StatusOr<Type> PoolRel(const OpCall& call) {
+  static constexpr DType kMaxDTypes[] = {DType::kF32, DType::kF64, DType::kI8, DType::kU8, DType::kI32, DType::kI64};
   DYNVM_RETURN_IF_ERROR(CheckLayout(call, "layout", "NCHW"));
   DYNVM_RETURN_IF_ERROR(CheckLayout(call, "out_layout", "NCHW", true));
-  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kMax ? absl::Span<const DType>(kMaxDTypes) : kF32));
   if (x.rank() != 4) return OpError(call, absl::StrFormat("data %s must have rank 4 (NCHW)", ShapeText(x.shape())));
   DYNVM_ASSIGN_OR_RETURN(const Windows win, WindowAttrs(call, 2, "pool_size"));
   DYNVM_ASSIGN_OR_RETURN(const int64_t ceil_mode, IntAttr(call, "ceil_mode", 0));
@@ -122,7 +126,12 @@ absl::StatusOr<Type> PoolRel(const OpCall& call) {
                                                ceil_mode != 0));
     out.push_back(std::move(d));
   }
-  return Type::Tensor(DType::kF32, std::move(out));
+  const Type values = Type::Tensor(x.dtype(), out);
+  if (kMax) {
+    DYNVM_ASSIGN_OR_RETURN(const int64_t with_indices, IntAttr(call, "with_indices", 0));
+    if (with_indices != 0) return Type::Tuple({values, Type::Tensor(DType::kI64, std::move(out))});
+  }
+  return values;
 }
 
 absl::StatusOr<Type> GlobalPoolRel(const OpCall& call) {
@@ -169,8 +178,8 @@ absl::StatusOr<Type> DynResizeRel(const OpCall& call) {
 constexpr OpDef kOps[] = {
     {"nn.conv2d", 2, 3, ConvRel<2>},
     {"nn.conv1d", 2, 3, ConvRel<1>},
-    {"nn.max_pool2d", 1, 1, PoolRel},
-    {"nn.avg_pool2d", 1, 1, PoolRel},
+    {"nn.max_pool2d", 1, 1, PoolRel<true>},
+    {"nn.avg_pool2d", 1, 1, PoolRel<false>},
     {"nn.global_avg_pool2d", 1, 1, GlobalPoolRel},
     {"image.resize2d", 1, 1, ResizeRel},
     {"dyn.image.resize2d", 2, 2, DynResizeRel},

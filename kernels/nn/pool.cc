@@ -1,5 +1,6 @@
-// nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d over NCHW data, f32, with the
-// semantics of TVM's topi pooling (the Relay operators' implementation):
+// nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d over NCHW data, f32 (max pooling
+// also f64, i8, u8, i32 and i64, and with the indices of the maxima when `with_indices`),
+// with the semantics of TVM's topi pooling (the Relay operators' implementation):
 //
 //  - output extent (in + pads - dilation * (pool - 1) - 1 [+ stride - 1 in ceil_mode])
 //    / stride + 1: ceil_mode pads the end so that a partial last window still counts;
@@ -11,13 +12,17 @@
 //
 // Each output row accumulates whole input rows: for every tap of the window the outputs
 // it reaches form one range, contiguous in the input when the stride is 1, so the inner
-// loop is a vectorised max or add over a row. Planes run in parallel.
+// loop is a vectorised max or add over a row. Planes run in parallel. Max pooling of
+// other dtypes, or with indices, visits each output's window taps in turn (scalar);
+// an index is the maximum's position in the flattened data (ONNX's storage order 0),
+// the first one among equal maxima.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -42,13 +47,14 @@ struct PoolState {
   WindowAxis h, w;
   bool ceil_mode = false;
   bool count_include_pad = false;  // avg only
+  bool with_indices = false;       // max only: a second, i64 output
 };
 
 template <bool kMax>
 absl::StatusOr<std::shared_ptr<const void>> BindPool(const Attrs& attrs) {
   if constexpr (kMax) {
     DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"pool_size", "strides", "padding", "dilation",
-                                                  "ceil_mode", "layout", "out_layout"}));
+                                                  "ceil_mode", "layout", "out_layout", "with_indices"}));
   } else {
     DYNVM_RETURN_IF_ERROR(
         CheckKnownAttrs(attrs, {"pool_size", "strides", "padding", "dilation", "ceil_mode",
@@ -68,15 +74,28 @@ absl::StatusOr<std::shared_ptr<const void>> BindPool(const Attrs& attrs) {
   state.h = {size[0], strides[0], dilation[0], padding[0], padding[2]};
   state.w = {size[1], strides[1], dilation[1], padding[1], padding[3]};
   DYNVM_ASSIGN_OR_RETURN(state.ceil_mode, GetBoolAttr(attrs, "ceil_mode", false));
-  if constexpr (!kMax) {
+  if constexpr (kMax) {
+    DYNVM_ASSIGN_OR_RETURN(state.with_indices, GetBoolAttr(attrs, "with_indices", false));
+  } else {
     DYNVM_ASSIGN_OR_RETURN(state.count_include_pad,
                            GetBoolAttr(attrs, "count_include_pad", false));
   }
   return std::make_shared<const PoolState>(state);
 }
 
+bool IsMaxPoolDType(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kI8 || dtype == DType::kU8 ||
+         dtype == DType::kI32 || dtype == DType::kI64;
+}
+
 absl::Status CheckPoolData(std::string_view op, const NDArrayObj& x) {
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32(op, "data", x));
+  if (op == kMaxPool) {
+    if (!IsMaxPoolDType(x.dtype())) {
+      return internal::UnsupportedDType(op, "data", x.dtype(), "f32, f64, i8, u8, i32 or i64");
+    }
+  } else {
+    DYNVM_RETURN_IF_ERROR(nn::CheckF32(op, "data", x));
+  }
   if (x.ndim() != 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: data must have rank 4 (NCHW), got shape %s", op, ShapeToString(x.shape())));
@@ -95,12 +114,68 @@ absl::StatusOr<Shape> PoolOutputShape(const PoolState& s, const NDArrayObj& x) {
   return Shape{x.shape()[0], x.shape()[1], out_h, out_w};
 }
 
+// One output, or two for max pooling with indices.
+absl::Status CheckPoolOutputCount(const PoolState& s, int num_outputs) {
+  const int expected = s.with_indices ? 2 : 1;
+  if (num_outputs != expected) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: expected %d outputs (with_indices %d), got %d", kMaxPool,
+                                                      expected, s.with_indices, num_outputs));
+  }
+  return absl::OkStatus();
+}
+
 template <bool kMax>
 absl::Status PoolShapeFn(const ShapeCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(
-      call.output_shapes[0],
-      PoolOutputShape<kMax>(*static_cast<const PoolState*>(call.state), *call.inputs[0]));
+  const auto& s = *static_cast<const PoolState*>(call.state);
+  if constexpr (kMax) DYNVM_RETURN_IF_ERROR(CheckPoolOutputCount(s, call.num_outputs));
+  DYNVM_ASSIGN_OR_RETURN(call.output_shapes[0], PoolOutputShape<kMax>(s, *call.inputs[0]));
+  if (call.num_outputs == 2) call.output_shapes[1] = call.output_shapes[0];
   return absl::OkStatus();
+}
+
+// Max pooling one output at a time, for any dtype of IsMaxPoolDType, with the flattened
+// index of each maximum when `indices` is not null. As on the vector path, float NaNs
+// are skipped (a window of NaNs yields -inf, its index that of its first tap) and a float
+// window touching padding yields at least the lowest finite value (padding's). A
+// window with no tap inside the data has index -1.
+template <typename T>
+void MaxPoolTaps(const PoolState& s, const Shape& in_shape, const Shape& out_shape, const T* in, T* out,
+                 int64_t* indices, ThreadPool& pool) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr T kInit = kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  const int64_t in_h = in_shape[2], in_w = in_shape[3], out_h = out_shape[2], out_w = out_shape[3];
+  const int64_t planes = out_shape[0] * out_shape[1];
+  const int64_t window = s.h.kernel * s.w.kernel;
+  pool.ParallelFor(planes, internal::GrainForBytes(sizeof(T) * out_h * out_w * window), [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const T* x = in + plane * in_h * in_w;
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        int64_t kh_lo, kh_hi;
+        nn::ValidTaps(s.h, oh, in_h, &kh_lo, &kh_hi);
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          int64_t kw_lo, kw_hi;
+          nn::ValidTaps(s.w, ow, in_w, &kw_lo, &kw_hi);
+          T best = kInit;
+          int64_t at = -1, first = -1;
+          for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+            const int64_t h = oh * s.h.stride - s.h.pad_before + kh * s.h.dilation;
+            for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+              const int64_t pos = h * in_w + ow * s.w.stride - s.w.pad_before + kw * s.w.dilation;
+              if (first < 0) first = pos;
+              if (x[pos] > best || (!kFloat && at < 0)) {
+                best = x[pos];
+                at = pos;
+              }
+            }
+          }
+          if (at < 0) at = first;
+          if (kFloat && (kh_hi - kh_lo) * (kw_hi - kw_lo) < window) best = std::max(best, std::numeric_limits<T>::lowest());
+          out[(plane * out_h + oh) * out_w + ow] = best;
+          if (indices != nullptr) indices[(plane * out_h + oh) * out_w + ow] = at < 0 ? -1 : plane * in_h * in_w + at;
+        }
+      }
+    }
+  });
 }
 
 // Taps of output `o` inside [-pad_before, in + pad_after): the divisor with
@@ -164,11 +239,41 @@ void PoolPlane(const PoolPlan& p, const Microkernels& uk, const float* in, float
   }
 }
 
+absl::Status MaxPoolByTaps(const PoolState& s, const KernelCall& call, const Shape& out_shape) {
+  const NDArrayObj& x = *call.args[0];
+  const NDArrayObj& out = *call.outputs()[0];
+  DYNVM_RETURN_IF_ERROR(internal::CheckOutput(kMaxPool, out, x.dtype(), out_shape));
+  int64_t* indices = nullptr;
+  if (call.num_outputs == 2) {
+    DYNVM_RETURN_IF_ERROR(internal::CheckOutput(kMaxPool, *call.outputs()[1], DType::kI64, out_shape));
+    indices = call.outputs()[1]->data_as<int64_t>();
+  }
+  if (out.num_elements() == 0) return absl::OkStatus();
+  const Shape in_shape(x.shape().begin(), x.shape().end());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    MaxPoolTaps<T>(s, in_shape, out_shape, x.data_as<T>(), out.data_as<T>(), indices, *call.pool);
+  };
+  switch (x.dtype()) {
+    case DType::kF32: run(float{}); break;
+    case DType::kF64: run(double{}); break;
+    case DType::kI8: run(int8_t{}); break;
+    case DType::kU8: run(uint8_t{}); break;
+    case DType::kI32: run(int32_t{}); break;
+    default: run(int64_t{}); break;  // kI64: CheckPoolData admitted no other
+  }
+  return absl::OkStatus();
+}
+
 template <bool kMax>
 absl::Status PoolKernel(const KernelCall& call) {
   const PoolState& s = *static_cast<const PoolState*>(call.state);
   const NDArrayObj& x = *call.args[0];
   DYNVM_ASSIGN_OR_RETURN(const Shape out_shape, PoolOutputShape<kMax>(s, x));
+  if constexpr (kMax) {
+    DYNVM_RETURN_IF_ERROR(CheckPoolOutputCount(s, call.num_outputs));
+    if (s.with_indices || x.dtype() != DType::kF32) return MaxPoolByTaps(s, call, out_shape);
+  }
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kMax ? kMaxPool : kAvgPool, call, {out_shape}));
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
   const int64_t planes = out_shape[0] * out_shape[1];
@@ -248,7 +353,7 @@ absl::Status GlobalAvgPoolKernel(const KernelCall& call) {
 absl::Status RegisterPoolKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kMaxPool),
                                                     .num_inputs = 1,
-                                                    .num_outputs = 1,
+                                                    .num_outputs = kVariadic,
                                                     .fn = PoolKernel<true>,
                                                     .bind = BindPool<true>,
                                                     .shape_fn = PoolShapeFn<true>}));

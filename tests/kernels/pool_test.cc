@@ -85,6 +85,30 @@ void NaivePool(const PoolCase& c, bool max, const std::vector<double>& in, std::
   }
 }
 
+// Per output of max pooling: the flattened index of its window's first maximum among
+// the taps inside the data, or -1 when none is.
+std::vector<int64_t> NaiveArgmax(const PoolCase& c, const std::vector<double>& in) {
+  std::vector<int64_t> out;
+  for (int64_t p = 0; p < c.batch * c.channels; ++p) {
+    for (int64_t oh = 0; oh < c.OutH(); ++oh) {
+      for (int64_t ow = 0; ow < c.OutW(); ++ow) {
+        int64_t at = -1;
+        for (int64_t kh = 0; kh < c.pool_h; ++kh) {
+          for (int64_t kw = 0; kw < c.pool_w; ++kw) {
+            const int64_t ih = oh * c.stride_h - c.pad_top + kh * c.dilation_h;
+            const int64_t iw = ow * c.stride_w - c.pad_left + kw * c.dilation_w;
+            if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
+            const int64_t i = (p * c.height + ih) * c.width + iw;
+            if (at < 0 || in[i] > in[at]) at = i;
+          }
+        }
+        out.push_back(at);
+      }
+    }
+  }
+  return out;
+}
+
 void CheckPool(std::mt19937& rng, const PoolCase& c) {
   SCOPED_TRACE(::testing::Message()
                << c.batch << "x" << c.channels << "x" << c.height << "x" << c.width << " pool "
@@ -103,6 +127,31 @@ void CheckPool(std::mt19937& rng, const PoolCase& c) {
     NaivePool(c, max, Values(x), &want, &magnitude);
     if (max) {
       ExpectClose((*out)[0], want, 0, 0);
+      // With indices (the scalar path): the same maxima, and each one's first position.
+      Attrs attrs = c.ToAttrs(true);
+      attrs["with_indices"] = int64_t{1};
+      auto both = RunKernel("nn.max_pool2d", attrs, {x}, {DType::kF32, DType::kI64}, 2);
+      ASSERT_TRUE(both.ok()) << both.status();
+      ExpectClose((*both)[0], want, 0, 0);
+      const std::vector<int64_t> at = NaiveArgmax(c, Values(x));
+      for (size_t i = 0; i < at.size(); ++i) {
+        EXPECT_EQ((*both)[1]->data_as<int64_t>()[i], at[i]) << "output " << i;
+      }
+      // u8 data: the same windows over integers; a window with no tap inside the data
+      // yields the lowest u8, 0.
+      NDArray bytes = *NDArrayObj::Empty({c.batch, c.channels, c.height, c.width}, DType::kU8, MakeNaiveAllocator());
+      std::vector<double> byte_values;
+      for (int64_t i = 0; i < bytes->num_elements(); ++i) {
+        bytes->data_as<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
+        byte_values.push_back(bytes->data_as<uint8_t>()[i]);
+      }
+      auto pooled = RunKernel("nn.max_pool2d", c.ToAttrs(true), {bytes}, {DType::kU8});
+      ASSERT_TRUE(pooled.ok()) << pooled.status();
+      std::vector<double> want_bytes;
+      NaivePool(c, true, byte_values, &want_bytes, &magnitude);
+      for (size_t i = 0; i < want_bytes.size(); ++i) {
+        EXPECT_EQ((*pooled)[0]->data_as<uint8_t>()[i], std::max(0.0, want_bytes[i])) << "u8 output " << i;
+      }
     } else {
       for (double& m : magnitude) m = 1e-6 * m + 1e-7;
       ExpectClose((*out)[0], want, magnitude);
@@ -244,7 +293,9 @@ TEST(PoolTest, Errors) {
                 "unsupported layout 'NCHW4c': expected 'NCHW'");
   ExpectInvalid(RunKernel("nn.global_avg_pool2d", {}, {Empty({2, 2})}),
                 "nn.global_avg_pool2d: data must have rank 4 (NCHW), got shape [2, 2]");
-  ExpectInvalid(RunKernel("nn.max_pool2d", {}, {x, x}), "takes 1 inputs and 1 outputs, not 2");
+  ExpectInvalid(RunKernel("nn.max_pool2d", {}, {x, x}), "takes 1 inputs and any number of outputs, not 2 and 1");
+  ExpectInvalid(RunKernel("nn.max_pool2d", {{"pool_size", std::vector<int64_t>{2, 2}}}, {x}, {DType::kF32, DType::kI64}, 2),
+                "nn.max_pool2d: expected 1 outputs (with_indices 0), got 2");
   ExpectInvalid(CallWithOutputs("nn.max_pool2d", {}, {x}, {Empty({1, 2, 4, 4})}),
                 "nn.max_pool2d: output 0 has shape [1, 2, 4, 4], expected [1, 2, 5, 5]");
   ExpectInvalid(CallWithOutputs("nn.global_avg_pool2d", {}, {x}, {Empty({1, 2})}),

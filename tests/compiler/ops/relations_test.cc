@@ -426,14 +426,19 @@ const std::map<std::string, Generator>& Generators() {
         return c;
       };
     }
-    for (const char* op : {"nn.max_pool2d", "nn.avg_pool2d"}) {
-      (*g)[op] = [](std::mt19937& rng) {
+    for (const bool max : {true, false}) {
+      (*g)[max ? "nn.max_pool2d" : "nn.avg_pool2d"] = [max](std::mt19937& rng) {
         const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 3), Rand(rng, 0, 7), Rand(rng, 0, 7)};
-        return Case{{{DType::kF32, data}},
-                    {{"pool_size", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
-                     {"strides", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
-                     {"padding", std::vector<int64_t>{Rand(rng, 0, 1), Rand(rng, 0, 1)}},
-                     {"ceil_mode", Rand(rng, 0, 1)}}};
+        Case c{{{max && Rand(rng, 0, 1) ? DType::kU8 : DType::kF32, data}},
+               {{"pool_size", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
+                {"strides", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
+                {"padding", std::vector<int64_t>{Rand(rng, 0, 1), Rand(rng, 0, 1)}},
+                {"ceil_mode", Rand(rng, 0, 1)}}};
+        if (max && Rand(rng, 0, 1)) {  // the maxima's indices too
+          c.attrs["with_indices"] = int64_t{1};
+          c.num_outputs = 2;
+        }
+        return c;
       };
     }
     (*g)["nn.global_avg_pool2d"] = [](std::mt19937& rng) {

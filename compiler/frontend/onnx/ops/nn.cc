@@ -452,11 +452,14 @@ absl::StatusOr<Values> ConvertConv(NodeContext& ctx) {
 }
 
 // One 2-D pool of `x` [N, C, H, W] over `w` (2-D).
+// With `with_indices` (max only), the tuple of the maxima and their flattened indices.
 template <bool kMax>
-absl::StatusOr<OnnxValue> Pool2d(const NodeContext& ctx, const OnnxValue& x, const Window& w, int64_t ceil_mode) {
+absl::StatusOr<OnnxValue> Pool2d(const NodeContext& ctx, const OnnxValue& x, const Window& w, int64_t ceil_mode,
+                                 bool with_indices = false) {
   kernels::Attrs attrs = {{"pool_size", w.kernel}, {"strides", w.strides}, {"padding", w.pads},
                           {"dilation", w.dilations}, {"ceil_mode", ceil_mode}};
   if constexpr (kMax) {
+    if (with_indices) attrs["with_indices"] = int64_t{1};
     return ctx.Call("nn.max_pool2d", {x}, std::move(attrs));
   } else {
     DYNVM_ASSIGN_OR_RETURN(const int64_t count_include_pad, ctx.Int("count_include_pad", 0));
@@ -476,14 +479,31 @@ absl::StatusOr<Values> ConvertPool(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   const int rank = x.type.rank();
   if (rank < 3 || rank > 5) return ctx.Unimplemented("pooling other than 1-D, 2-D and 3-D");
-  if (ctx.HasOutput(1)) return ctx.Unimplemented("the Indices output");
-  if constexpr (kMax) {
-    DYNVM_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.Int("storage_order", 0));
-    if (storage_order != 0) return ctx.Unimplemented("storage_order = 1");
+  if (ctx.HasOutput(1) && rank != 4) return ctx.Unimplemented("the Indices output of a pool other than 2-D");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t storage_order, ctx.Int("storage_order", 0));
+  if (storage_order != 0 && storage_order != 1) {
+    return ctx.Invalid(absl::StrFormat("storage_order must be 0 or 1, got %d", storage_order));
   }
   DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, ctx.Ints("kernel_shape"));
   DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, kernel));
   DYNVM_ASSIGN_OR_RETURN(const int64_t ceil_mode, ctx.Int("ceil_mode", 0));
+  if (rank == 4 && ctx.HasOutput(1)) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue both, Pool2d<kMax>(ctx, x, w, ceil_mode, /*with_indices=*/true));
+    OnnxValue indices = NodeContext::Field(both, 1);
+    if (storage_order == 1) {  // plane · H · W + h · W + w  ->  plane · H · W + w · H + h (all >= 0)
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue height, ExtentOf(ctx, x, 2));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue width, ExtentOf(ctx, x, 3));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue area, ctx.Call("multiply", {height, width}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue in_plane, ctx.Call("floor_mod", {indices, area}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue plane_start, ctx.Call("subtract", {indices, in_plane}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue row, ctx.Call("divide", {in_plane, width}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue column, ctx.Call("floor_mod", {in_plane, width}));
+      DYNVM_ASSIGN_OR_RETURN(column, ctx.Call("multiply", {column, height}));
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue moved, ctx.Call("add", {plane_start, column}));
+      DYNVM_ASSIGN_OR_RETURN(indices, ctx.Call("add", {moved, row}));
+    }
+    return Values{NodeContext::Field(both, 0), indices};
+  }
   if (rank == 4) return One(Pool2d<kMax>(ctx, x, w, ceil_mode));
   if (rank == 3) {
     const Window lifted = {{1, w.kernel[0]}, {1, w.strides[0]}, {1, w.dilations[0]}, {0, w.pads[0], 0, w.pads[1]}};
