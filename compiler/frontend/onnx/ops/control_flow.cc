@@ -57,7 +57,9 @@ struct CarriedBody {
 // The graph attribute "body" imported on `before`, one variable per carried value, then
 // `after`; the variables typed as the values `initial` enter, and if an iteration
 // changes a type (body output `first_carried` + k differs from variable k), imported
-// again with every extent of the carried values `?`. A body with too few outputs is
+// again with every extent of the carried tensors `?` and each carried sequence typed as
+// the first import's body returned it (a sequence that enters empty, of unknown
+// elements, takes the type of what the body inserts). A body with too few outputs is
 // returned as it is, for the caller to report.
 absl::StatusOr<CarriedBody> ImportCarriedBody(const NodeContext& ctx, const std::vector<OnnxValue>& initial,
                                               std::string_view prefix, const std::vector<OnnxValue>& before,
@@ -65,11 +67,15 @@ absl::StatusOr<CarriedBody> ImportCarriedBody(const NodeContext& ctx, const std:
   const int carried = static_cast<int>(initial.size());
   CarriedBody out;
   for (const bool exact : {true, false}) {
+    const std::vector<Type> returned = exact ? std::vector<Type>() : out.body.type.fields();
     out.vars.clear();
     out.types.clear();
     std::vector<OnnxValue> inputs = before;
     for (int k = 0; k < carried; ++k) {
-      const Type t = exact ? initial[k].type : AnyExtents(initial[k].type);
+      const Type& entering = initial[k].type;
+      const Type t = exact                 ? entering
+                     : entering.is_tensor() ? AnyExtents(entering)
+                                            : returned[first_carried + k];
       out.vars.push_back(Expr::Var(absl::StrFormat("%s%d", prefix, k), t));
       out.types.push_back(t);
       inputs.push_back(OnnxValue{out.vars.back(), t, std::nullopt});
@@ -153,7 +159,10 @@ absl::StatusOr<Values> FinishTailLoop(const NodeContext& ctx, const TailLoop& lo
       result);
   for (const OnnxValue& v : initial) args.push_back(v.expr);
   for (const OnnxValue& v : loop.scan_initial) args.push_back(v.expr);
-  const OnnxValue all{Expr::Let(self, fn, Expr::Call(self, std::move(args))), result, std::nullopt};
+  // Bound to a variable once, so that every output reads the one loop (a Field of the
+  // expression itself would repeat the recursive binding in each output).
+  const OnnxValue all =
+      ctx.Narrow(OnnxValue{Expr::Let(self, fn, Expr::Call(self, std::move(args))), result, std::nullopt}, result);
   Values out;
   for (int k = 0; k < carried + scans; ++k) out.push_back(NodeContext::Field(all, k));
   return out;
@@ -171,7 +180,6 @@ absl::StatusOr<Values> ConvertLoop(NodeContext& ctx) {
   std::vector<OnnxValue> initial;
   for (int k = 0; k < carried; ++k) {
     DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(2 + k));
-    if (!v.type.is_tensor()) return ctx.Unimplemented("loop-carried values that are not tensors");
     initial.push_back(std::move(v));
   }
   // The iteration number and condition, at the rank the body declares for them.

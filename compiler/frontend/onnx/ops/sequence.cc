@@ -1,7 +1,7 @@
 // Converters of ONNX's sequence operators to the List ADT of the sequence prelude
 // (SequencePrelude, added to a module whose graph uses them): SequenceConstruct,
 // SequenceEmpty, SequenceLength, SequenceAt, SequenceInsert, SequenceErase,
-// ConcatFromSequence and SplitToSequence.
+// ConcatFromSequence, SplitToSequence and SequenceMap.
 //
 // A sequence's elements are tensors of one dtype and rank whose extents may differ, so
 // each element enters the list through a variable typed with every extent `?`.
@@ -153,6 +153,64 @@ absl::StatusOr<Values> ConvertConcatFromSequence(NodeContext& ctx) {
   return Values{OnnxValue{Expr::Let(self, fn, Expr::Call(self, {seq.expr})), result, std::nullopt}};
 }
 
+// SequenceMap: the body applied, for each position i of the first input, to element i
+// of every sequence input and to the tensor inputs as they are; each of its outputs
+// collected into a sequence. A let-bound function of (i, the sequences so far...) that
+// calls itself while i is below the first sequence's length, as Loop does.
+absl::StatusOr<Values> ConvertSequenceMap(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue first, ctx.Input(0));
+  DYNVM_RETURN_IF_ERROR(ElementType(ctx, first).status());
+  const Expr i = Expr::Var("map_i", kI64);
+  std::vector<OnnxValue> inputs;
+  for (int k = 0; k < ctx.num_inputs(); ++k) {
+    DYNVM_ASSIGN_OR_RETURN(const OnnxValue v, ctx.Input(k));
+    if (v.type.is_tensor()) {
+      inputs.push_back(v);
+      continue;
+    }
+    DYNVM_ASSIGN_OR_RETURN(const Type element, ElementType(ctx, v));
+    inputs.push_back(OnnxValue{Expr::Call(Expr::GlobalVar("seq_at"), {v.expr, i}), element, std::nullopt});
+  }
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue body, ctx.Subgraph("body", inputs));
+  const std::vector<Type>& results = body.type.fields();
+  if (static_cast<int>(results.size()) != ctx.num_outputs()) {
+    return ctx.Invalid(absl::StrFormat("the body has %d outputs for %d sequences", results.size(), ctx.num_outputs()));
+  }
+  const Expr self = Expr::Var("seq_map");
+  const Expr step = Expr::Var("map_step", body.type);
+  std::vector<Expr> params = {i}, done, next;
+  std::vector<Type> result_types;
+  const OnnxValue iv{i, kI64, std::nullopt};
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue i_next, ctx.Call("add", {iv, NodeContext::ConstantI64({1}, true)}));
+  next.push_back(i_next.expr);
+  std::vector<std::pair<Expr, Expr>> elements;  // each output's element, bound to a variable of its list's type
+  for (size_t j = 0; j < results.size(); ++j) {
+    if (!results[j].is_tensor()) return ctx.Unimplemented("a body output that is not a tensor");
+    const Type list = SequenceOf(results[j]);
+    const Expr acc = Expr::Var(absl::StrFormat("map_out%d", j), list);
+    params.push_back(acc);
+    done.push_back(acc);
+    result_types.push_back(list);
+    const Expr element = Expr::Var(absl::StrFormat("map_element%d", j), AnyExtents(results[j]));
+    elements.emplace_back(element, Expr::TupleGetItem(step, static_cast<int>(j)));
+    const OnnxValue seq{acc, list, std::nullopt};
+    next.push_back(Expr::Call(Expr::GlobalVar("seq_insert"), {acc, Length(seq).expr, element}));
+  }
+  const Type result = Type::Tuple(result_types);
+  Expr grow = Expr::Call(self, std::move(next));
+  for (auto it = elements.rbegin(); it != elements.rend(); ++it) grow = Expr::Let(it->first, it->second, grow);
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue more, ctx.Call("less", {iv, Length(first)}));
+  const Expr fn = Expr::Function(params, Expr::If(more.expr, Expr::Let(step, body.expr, grow), Expr::Tuple(done)),
+                                 result);
+  std::vector<Expr> args = {NodeContext::ConstantI64({0}, /*scalar=*/true).expr};
+  for (size_t j = 0; j < results.size(); ++j) args.push_back(Nil());
+  const OnnxValue all =
+      ctx.Narrow(OnnxValue{Expr::Let(self, fn, Expr::Call(self, std::move(args))), result, std::nullopt}, result);
+  Values out;
+  for (size_t j = 0; j < results.size(); ++j) out.push_back(NodeContext::Field(all, static_cast<int>(j)));
+  return out;
+}
+
 // SplitToSequence without split sizes: the slices of x along `axis`, one per index (the
 // axis kept with extent 1, or removed when keepdims is 0), built from the last one back.
 absl::StatusOr<Values> ConvertSplitToSequence(NodeContext& ctx) {
@@ -244,6 +302,7 @@ void AddSequenceConverters(ConverterTable& table) {
       {"SequenceInsert", {ConvertSequenceInsert, {}}},
       {"SequenceErase", {ConvertSequenceErase, {}}},
       {"ConcatFromSequence", {ConvertConcatFromSequence, {"axis", "new_axis"}}},
+      {"SequenceMap", {ConvertSequenceMap, {"body"}}},
       {"SplitToSequence", {ConvertSplitToSequence, {"axis", "keepdims"}}},
   });
 }

@@ -658,6 +658,77 @@ TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
   EXPECT_EQ(elements, (std::vector<std::vector<float>>{{1, 2}, {3, 4, 5}, {3, 4, 5}}));
 }
 
+// SequenceMap over a list of tensors of different lengths, with a tensor input: the
+// body adds the scalar to each element and returns each element's shape too, so that
+// two output sequences are collected, in order; an empty list maps to empty lists.
+TEST(OnnxImporterTest, SequenceMapOverElementsOfDifferentLengths) {
+  onnx::ModelProto m = Model(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::ValueInfoProto* seq = g->add_input();
+  seq->set_name("seq");
+  onnx::TypeProto::Tensor* element =
+      seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+  element->set_elem_type(onnx::TensorProto::FLOAT);
+  element->mutable_shape()->add_dim()->set_dim_param("n");
+  AddValue(g->mutable_input(), "c", onnx::TensorProto::FLOAT, {});
+  onnx::NodeProto* map = AddNode(g, "SequenceMap", {"seq", "c"}, {"sums", "shapes"});
+  onnx::AttributeProto* body_attr = map->add_attribute();
+  body_attr->set_name("body");
+  body_attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = body_attr->mutable_g();
+  body->set_name("body");
+  AddValue(body->mutable_input(), "x", onnx::TensorProto::FLOAT, {"k"});
+  AddValue(body->mutable_input(), "y", onnx::TensorProto::FLOAT, {});
+  AddNode(body, "Add", {"x", "y"}, {"sum"});
+  AddNode(body, "Shape", {"x"}, {"shape"});
+  AddValue(body->mutable_output(), "sum", onnx::TensorProto::FLOAT, {"k"});
+  AddValue(body->mutable_output(), "shape", onnx::TensorProto::INT64, {"1"});
+  for (const char* name : {"sums", "shapes"}) {
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name(name);
+    onnx::TypeProto::Tensor* t = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+    t->set_elem_type(name[1] == 'u' ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
+    t->mutable_shape()->add_dim();
+  }
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto tensor = [](std::vector<float> values) {
+    NDArray t = *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, DType::kF32, MakeNaiveAllocator());
+    std::copy(values.begin(), values.end(), t->data_as<float>());
+    return Value(t);
+  };
+  auto list_of = [](const Value& v) {  // the elements of a List value, as doubles
+    std::vector<std::vector<double>> out;
+    for (const ADTObj* cell = v.As<ADTObj>(); cell != nullptr && cell->tag() == kListConsTag;
+         cell = cell->fields()[1].As<ADTObj>()) {
+      const NDArrayObj& t = *cell->fields()[0].As<NDArrayObj>();
+      std::vector<double> e;
+      for (int64_t i = 0; i < t.num_elements(); ++i) {
+        e.push_back(t.dtype() == DType::kF32 ? t.data_as<float>()[i] : t.data_as<int64_t>()[i]);
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+  const Value nil = ADTObj::Create(kListNilTag, {});
+  const Value third[] = {tensor({}), nil};
+  const Value second[] = {tensor({3, 4, 5}), ADTObj::Create(kListConsTag, third)};
+  const Value first[] = {tensor({1}), ADTObj::Create(kListConsTag, second)};
+  NDArray c = *NDArrayObj::Empty({}, DType::kF32, MakeNaiveAllocator());
+  *c->data_as<float>() = 10;
+  vm::VirtualMachine machine(exe);
+  for (const bool empty : {false, true}) {
+    SCOPED_TRACE(empty);
+    absl::StatusOr<Value> got =
+        machine.Invoke("main", {empty ? nil : Value(ADTObj::Create(kListConsTag, first)), Value(c)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const ADTObj& outs = *got->As<ADTObj>();
+    using Lists = std::vector<std::vector<double>>;
+    EXPECT_EQ(list_of(outs.fields()[0]), empty ? Lists{} : (Lists{{11}, {13, 14, 15}, {}}));
+    EXPECT_EQ(list_of(outs.fields()[1]), empty ? Lists{} : (Lists{{1}, {3}, {0}}));
+  }
+}
+
 TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
   // y = Cast(Cast(x, FLOAT), STRING): text to numbers and back, shortest form.
   onnx::ModelProto m = Model();
