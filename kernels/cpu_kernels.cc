@@ -43,6 +43,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterPoolKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterResizeKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterRnnKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterDetectionKernels(registry));
   return absl::OkStatus();
 }
 

@@ -18,7 +18,8 @@ absl::Span<const OpDef> AllOps() {
     auto* all = new std::vector<OpDef>;
     for (absl::Span<const OpDef> family : {internal::ElementwiseOps(), internal::ReduceOps(),
                                            internal::NnOps(), internal::TransformOps(),
-                                           internal::CreationOps(), internal::ConvOps()}) {
+                                           internal::CreationOps(), internal::ConvOps(),
+                                           internal::DetectionOps()}) {
       all->insert(all->end(), family.begin(), family.end());
     }
     return all;

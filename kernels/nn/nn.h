@@ -24,6 +24,9 @@ absl::Status RegisterPoolKernels(KernelRegistry& registry);
 absl::Status RegisterResizeKernels(KernelRegistry& registry);
 // nn.lstm_cell, nn.gru_cell, nn.lstm and nn.gru, PyTorch's cells (kernels/nn/rnn.cc).
 absl::Status RegisterRnnKernels(KernelRegistry& registry);
+// vision.all_class_non_max_suppression and vision.roi_align, ONNX's reference semantics
+// (kernels/nn/detection.cc).
+absl::Status RegisterDetectionKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels
 

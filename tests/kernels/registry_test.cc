@@ -43,6 +43,8 @@ const char* const kOperators[] = {
     "image.resize2d",
     // recurrent cells and layers
     "nn.lstm_cell", "nn.gru_cell", "nn.lstm", "nn.gru",
+    // detection
+    "vision.all_class_non_max_suppression", "vision.roi_align",
 };
 
 TEST(KernelLibraryTest, EveryOperatorIsRegisteredWithAShapeFunction) {

@@ -60,6 +60,7 @@ absl::Span<const OpDef> NnOps();
 absl::Span<const OpDef> TransformOps();
 absl::Span<const OpDef> CreationOps();
 absl::Span<const OpDef> ConvOps();
+absl::Span<const OpDef> DetectionOps();
 
 }  // namespace dynvm::compiler::internal
 

@@ -459,6 +459,38 @@ const std::map<std::string, Generator>& Generators() {
       const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
       return Case{{{DType::kF32, data}}, {{"size", std::vector<int64_t>{Rand(rng, 0, 5), Rand(rng, 0, 5)}}}};
     };
+    (*g)["vision.roi_align"] = [](std::mt19937& rng) {
+      const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
+      const int64_t rois = Rand(rng, 0, 3);
+      return Case{{{DType::kF32, data},
+                   {DType::kF32, {rois, Rand(rng, 0, 9) == 0 ? 5 : 4}},
+                   {Rand(rng, 0, 1) ? DType::kI64 : DType::kI32, {Rand(rng, 0, 9) == 0 ? rois + 1 : rois}}},
+                  {{"pooled_size", std::vector<int64_t>{Rand(rng, 1, 3), Rand(rng, 1, 3)}},
+                   {"sample_ratio", Rand(rng, -1, 2)},
+                   {"mode", std::string(Rand(rng, 0, 1) ? "avg" : "max")},
+                   {"aligned", Rand(rng, 0, 1)}}};
+    };
+    // Boxes that now and then do not match the scores, scalars of one value, none or (an
+    // error both ways) two, with or without a score threshold; the values decide the count.
+    (*g)["vision.all_class_non_max_suppression"] = [](std::mt19937& rng) {
+      const int64_t n = Rand(rng, 0, 4);
+      const Shape boxes = {Rand(rng, 0, 2), Rand(rng, 0, 9) == 0 ? n + 1 : n, Rand(rng, 0, 9) == 0 ? 3 : 4};
+      const Shape scores = {boxes[0], Rand(rng, 0, 2), n};
+      const auto scalar = [&rng] {
+        const int64_t r = Rand(rng, 0, 9);
+        return r == 0 ? Shape{2} : r < 3 ? Shape{0} : r < 6 ? Shape{} : Shape{1};
+      };
+      Case c{{{DType::kF32, boxes}, {DType::kF32, scores}, {DType::kI64, scalar()}, {DType::kF32, scalar()}},
+             {{"center_point_box", Rand(rng, 0, 1)}}};
+      if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, scalar()});
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        int64_t count = 1;
+        for (int64_t d : c.args[i].second) count *= d;
+        std::vector<double>& v = c.values[static_cast<int>(i)];
+        for (int64_t e = 0; e < count; ++e) v.push_back(static_cast<double>(Rand(rng, 0, 3)));
+      }
+      return c;
+    };
     const auto values_of = [](std::mt19937& rng, const Shape& s, int64_t lo, int64_t hi) {
       int64_t n = 1;
       for (int64_t d : s) n *= d;
