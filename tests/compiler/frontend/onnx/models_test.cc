@@ -168,6 +168,24 @@ TEST(OnnxImageModelTest, UNetMatchesPyTorchAtEveryImageSize) {
   }
 }
 
+// A small ResNet-style classifier (tests/models/cnn: Conv2d + BatchNorm2d stems and
+// residual blocks, a strided projection shortcut, global average pooling, a linear
+// head), exported with dynamic batch, height and width: one executable at every image
+// size of its goldens, odd and 1x1 ones included, within the same bound.
+TEST(OnnxImageModelTest, ResidualCnnMatchesPyTorchAtEveryImageSize) {
+  const ModelCase m{"cnn", "cnn_mini.onnx", "", {"x"}, "", {"logits"}};
+  std::shared_ptr<const vm::Executable> exe = Compile(m);
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  // make_cnn_mini.py's CASES.
+  for (const auto& [batch, height, width] : std::vector<std::tuple<int, int, int>>{
+           {1, 32, 32}, {2, 17, 23}, {1, 8, 64}, {3, 1, 1}}) {
+    const std::string tag = absl::StrFormat("n%d_h%d_w%d", batch, height, width);
+    SCOPED_TRACE(tag);
+    ExpectMatchesGoldens(machine, m, tag);
+  }
+}
+
 // Models that build at run time what other exports keep as constants
 // (tests/models/decoder): a GPT-style decoder whose causal mask is torch.tril over the
 // sequence (Trilu) returning the top-5 logits and ids of the last position (TopK), and
