@@ -106,6 +106,20 @@ constexpr std::array<ToleranceOverride, 1> kToleranceOverrides = {{
     {"test_cast_FLOAT_to_BFLOAT16", kBFloat16Rounding},
 }};
 
+// Cases whose expected outputs ONNX computed from a node other than the one in their
+// model, and the evidence: they are reported UNSUPPORTED with this reason, not run.
+struct ContradictedCase {
+  std::string_view case_name;
+  std::string_view reason;
+};
+constexpr std::array<ContradictedCase, 1> kContradictedCases = {{
+    {"test_adam_multiple",
+     "the expected outputs contradict the model: ONNX 1.12's adam.py computes them with "
+     "epsilon = 1e-2, which the node does not carry (the default is 0); X1_new = "
+     "1 - 0.1 * 1.85005 / (sqrt(0.5747) + 0.01) = 0.75914 as expected, and 0.75596 with the "
+     "node's epsilon"},
+}};
+
 CompareOptions ToleranceFor(std::string_view case_name) {
   for (const ToleranceOverride& entry : kToleranceOverrides) {
     if (entry.case_name == case_name) return entry.tolerance;
@@ -411,6 +425,9 @@ DeclaredValues ReadDeclaredValues(const fs::path& model) {
 // Runs the case in `dir` in this process.
 
 CaseResult RunCase(const fs::path& dir, const std::string& name) {
+  for (const ContradictedCase& entry : kContradictedCases) {
+    if (entry.case_name == name) return {Outcome::kUnsupported, std::string(entry.reason), {}};
+  }
   const fs::path model = dir / "model.onnx";
   absl::StatusOr<compiler::Module> module = compiler::onnx_frontend::ImportOnnxFile(model.string());
   if (!module.ok()) {

@@ -34,6 +34,7 @@ const ops::ConverterTable& Table() {
     ops::AddQuantizeConverters(*t);
     ops::AddSignalConverters(*t);
     ops::AddIndexingConverters(*t);
+    ops::AddTrainingConverters(*t);
     ops::AddDetectionConverters(*t);
     return t;
   }();

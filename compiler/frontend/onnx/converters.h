@@ -148,7 +148,12 @@ struct ConverterDef {
   std::vector<std::string_view> attributes;
 };
 
-// The converter of `op_type` in the default domain, or null.
+// ONNX's training operators' domain; their converters are found as
+// "ai.onnx.preview.training:Op".
+inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
+
+// The converter of `op_type` in the default domain (or, prefixed with kTrainingDomain
+// and ':', in the training domain), or null.
 const ConverterDef* FindConverter(std::string_view op_type);
 // The operators with a converter, sorted.
 std::vector<std::string_view> SupportedOperators();

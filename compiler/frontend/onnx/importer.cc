@@ -121,6 +121,10 @@ absl::StatusOr<int64_t> DefaultOpset(const onnx::ModelProto& model) {
       return id.version();
     }
   }
+  // Only operators of ONNX's training domain: its converters read no default opset.
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (id.domain() == kTrainingDomain) return kMaxOpset;
+  }
   // Valid (the checker passed), but all its operators are of other domains.
   return absl::UnimplementedError(
       "the model imports no version of the default ONNX domain (only operators of other "
@@ -160,11 +164,13 @@ absl::Status ImportNodes(const onnx::GraphProto& graph, int64_t opset, const std
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string where = absl::StrFormat("node '%s' (%s, opset %d)", node.name(),
                                               node.op_type(), opset);
-    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    const bool training = node.domain() == kTrainingDomain;
+    if (!node.domain().empty() && node.domain() != "ai.onnx" && !training) {
       return absl::UnimplementedError(absl::StrFormat(
           "%s: operators of domain '%s' are not supported", where, node.domain()));
     }
-    const ConverterDef* def = FindConverter(node.op_type());
+    const ConverterDef* def =
+        FindConverter(training ? std::string(kTrainingDomain) + ":" + node.op_type() : node.op_type());
     if (def == nullptr) {
       return absl::UnimplementedError(
           absl::StrFormat("%s: operator %s is not supported", where, node.op_type()));

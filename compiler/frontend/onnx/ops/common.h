@@ -85,6 +85,7 @@ void AddOptionalConverters(ConverterTable& table);
 void AddQuantizeConverters(ConverterTable& table);
 void AddSignalConverters(ConverterTable& table);
 void AddIndexingConverters(ConverterTable& table);
+void AddTrainingConverters(ConverterTable& table);
 void AddDetectionConverters(ConverterTable& table);
 
 // Whether `op_type` is one of the sequence operators, whose converters call the

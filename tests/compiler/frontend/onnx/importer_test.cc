@@ -729,6 +729,59 @@ TEST(OnnxImporterTest, SequenceMapOverElementsOfDifferentLengths) {
   }
 }
 
+// Adam of ONNX's training domain at a step T > 0 (bias-corrected rate) with run-time
+// extents, against its formulas in double (f32 arithmetic: 1e-5 relative allowed).
+TEST(OnnxImporterTest, AdamStepWithBiasCorrection) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  onnx::OperatorSetIdProto* id = m.add_opset_import();
+  id->set_domain("ai.onnx.preview.training");
+  id->set_version(1);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("g");
+  AddValue(g->mutable_input(), "R", onnx::TensorProto::FLOAT, {});
+  AddValue(g->mutable_input(), "T", onnx::TensorProto::INT64, {});
+  for (const char* name : {"X", "G", "V", "H"}) AddValue(g->mutable_input(), name, onnx::TensorProto::FLOAT, {"n"});
+  onnx::NodeProto* adam = AddNode(g, "Adam", {"R", "T", "X", "G", "V", "H"}, {"X_new", "V_new", "H_new"});
+  adam->set_domain("ai.onnx.preview.training");
+  const std::pair<const char*, float> attrs[] = {{"alpha", 0.9f}, {"beta", 0.99f}, {"epsilon", 1e-3f},
+                                                 {"norm_coefficient", 0.01f}, {"norm_coefficient_post", 0.001f}};
+  for (const auto& [name, value] : attrs) {
+    onnx::AttributeProto* a = adam->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(value);
+  }
+  for (const char* name : {"X_new", "V_new", "H_new"}) AddValue(g->mutable_output(), name, onnx::TensorProto::FLOAT, {"n"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  auto scalar = [&](DType dtype, double v) {
+    NDArray t = *NDArrayObj::Empty({}, dtype, allocator);
+    if (dtype == DType::kF32) *t->data_as<float>() = static_cast<float>(v);
+    else *t->data_as<int64_t>() = static_cast<int64_t>(v);
+    return Value(t);
+  };
+  const NDArray x = Counting({3}, allocator), grad = Counting({3}, allocator), v = Counting({3}, allocator),
+                h = Counting({3}, allocator);
+  absl::StatusOr<Value> got =
+      machine.Invoke("main", {scalar(DType::kF32, 0.1), scalar(DType::kI64, 3), Value(x), Value(grad), Value(v), Value(h)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ADTObj& outs = *got->As<ADTObj>();
+  for (int i = 0; i < 3; ++i) {
+    const double xi = i + 1, gr = 0.01f * xi + xi;
+    const double v_new = 0.9f * xi + (1 - 0.9f) * gr, h_new = 0.99f * xi + (1 - 0.99f) * gr * gr;
+    const double rate = 0.1f * std::sqrt(1 - std::pow(0.99f, 3)) / (1 - std::pow(0.9f, 3));
+    const double x_new = (1 - 0.001f) * (xi - rate * v_new / (std::sqrt(h_new) + 1e-3f));
+    const double want[] = {x_new, v_new, h_new};
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_NEAR(outs.fields()[k].As<NDArrayObj>()->data_as<float>()[i], want[k], 1e-5 * std::fabs(want[k]))
+          << "output " << k << ", element " << i;
+    }
+  }
+}
+
 TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
   // y = Cast(Cast(x, FLOAT), STRING): text to numbers and back, shortest form.
   onnx::ModelProto m = Model();
