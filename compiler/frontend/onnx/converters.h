@@ -90,6 +90,8 @@ class NodeContext {
   absl::StatusOr<std::vector<int64_t>> Ints(std::string_view name,
                                             std::optional<std::vector<int64_t>> fallback = {}) const;
   absl::StatusOr<NDArray> Tensor(std::string_view name) const;
+  // A TYPE_PROTO attribute as an IR type (TypeFromProto).
+  absl::StatusOr<Type> TypeAttr(std::string_view name) const;
   // The graph attribute `name` (If's branches, Loop's body) imported in this node's
   // scope, its inputs bound to `inputs` in order: one value, the tuple of the subgraph's
   // outputs (wrapped in the subgraph's own bindings).
@@ -137,6 +139,12 @@ class NodeContext {
 absl::StatusOr<OnnxValue> ImportSubgraph(const onnx::GraphProto& graph, Scope scope,
                                          const std::vector<OnnxValue>& inputs, int64_t opset,
                                          const std::string& base_dir);
+
+// The IR type of ONNX type `type` (importer.cc): a tensor's, a sequence of tensors' (the
+// List ADT of the sequence prelude, its elements of one dtype and rank with every extent
+// `?`), or an optional's of either (the Optional ADT of the optional prelude). `what`
+// names the value in errors ("graph input 'x'").
+absl::StatusOr<Type> TypeFromProto(std::string_view what, const onnx::TypeProto& type);
 
 using Converter = absl::StatusOr<std::vector<OnnxValue>> (*)(NodeContext& ctx);
 

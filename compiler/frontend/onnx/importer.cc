@@ -60,23 +60,18 @@ Dim SymbolFor(const std::string& param) {
   return Dim::Symbol(name);
 }
 
-// The IR type of a graph input's tensor type.
-absl::StatusOr<Type> TensorInputType(const onnx::ValueInfoProto& input,
-                                     const onnx::TypeProto::Tensor& tensor) {
+// The IR type of a tensor type; `what` names its value in errors ("graph input 'x'").
+absl::StatusOr<Type> TensorType(std::string_view what, const onnx::TypeProto::Tensor& tensor) {
   absl::StatusOr<DType> dtype = DTypeFromOnnx(tensor.elem_type());
-  if (!dtype.ok()) {
-    return Prefixed(absl::StrCat("graph input '", input.name(), "'"), dtype.status());
-  }
+  if (!dtype.ok()) return Prefixed(std::string(what), dtype.status());
   if (!tensor.has_shape()) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "graph input '%s' has no shape: its rank must be known", input.name()));
+    return absl::UnimplementedError(absl::StrFormat("%s has no shape: its rank must be known", what));
   }
   std::vector<Dim> dims;
   for (const onnx::TensorShapeProto::Dimension& d : tensor.shape().dim()) {
     if (d.has_dim_value()) {
       if (d.dim_value() < 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "graph input '%s' has a negative dimension %d", input.name(), d.dim_value()));
+        return absl::InvalidArgumentError(absl::StrFormat("%s has a negative dimension %d", what, d.dim_value()));
       }
       dims.emplace_back(d.dim_value());
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
@@ -88,26 +83,25 @@ absl::StatusOr<Type> TensorInputType(const onnx::ValueInfoProto& input,
   return Type::Tensor(*dtype, std::move(dims));
 }
 
-// The IR type of a graph input of ONNX type `type`: a tensor, a sequence of tensors (the
-// List ADT of the sequence prelude, its elements of one dtype and rank with every
-// extent `?`, as the sequence operators make them), or an optional of either (the
-// Optional ADT of the optional prelude).
-absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input, const onnx::TypeProto& type) {
-  if (type.has_tensor_type()) return TensorInputType(input, type.tensor_type());
+}  // namespace
+
+absl::StatusOr<Type> TypeFromProto(std::string_view what, const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return TensorType(what, type.tensor_type());
   if (type.has_sequence_type() && type.sequence_type().elem_type().has_tensor_type()) {
-    DYNVM_ASSIGN_OR_RETURN(const Type element,
-                           TensorInputType(input, type.sequence_type().elem_type().tensor_type()));
+    DYNVM_ASSIGN_OR_RETURN(const Type element, TensorType(what, type.sequence_type().elem_type().tensor_type()));
     return ops::SequenceOf(element);
   }
   if (type.has_optional_type() && !type.optional_type().elem_type().has_optional_type()) {
-    DYNVM_ASSIGN_OR_RETURN(const Type held, InputType(input, type.optional_type().elem_type()));
+    DYNVM_ASSIGN_OR_RETURN(const Type held, TypeFromProto(what, type.optional_type().elem_type()));
     return ops::OptionalOf(held);
   }
   return absl::UnimplementedError(absl::StrFormat(
-      "graph input '%s' is not a tensor, a sequence of tensors or an optional of one (maps "
-      "and nested containers are not supported)",
-      input.name()));
+      "%s is not a tensor, a sequence of tensors or an optional of one (maps and nested "
+      "containers are not supported)",
+      what));
 }
+
+namespace {
 
 // The version of the default domain the model imports.
 absl::StatusOr<int64_t> DefaultOpset(const onnx::ModelProto& model) {
@@ -280,7 +274,7 @@ absl::StatusOr<Module> ImportGraph(const onnx::ModelProto& model, int64_t opset,
   std::vector<Expr> params;
   for (const onnx::ValueInfoProto& input : graph.input()) {
     if (initializers.contains(input.name())) continue;  // a constant (ImportNodes adds it)
-    DYNVM_ASSIGN_OR_RETURN(Type type, InputType(input, input.type()));
+    DYNVM_ASSIGN_OR_RETURN(Type type, TypeFromProto(absl::StrFormat("graph input '%s'", input.name()), input.type()));
     Expr var = Expr::Var(input.name(), type);
     params.push_back(var);
     values.insert_or_assign(input.name(), OnnxValue{var, type, std::nullopt});

@@ -133,6 +133,15 @@ absl::StatusOr<NDArray> NodeContext::Tensor(std::string_view name) const {
   return t;
 }
 
+absl::StatusOr<Type> NodeContext::TypeAttr(std::string_view name) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  if (a == nullptr) return Invalid(absl::StrFormat("attribute '%s' is required", name));
+  if (a->type() != onnx::AttributeProto::TYPE_PROTO) {
+    return Invalid(absl::StrFormat("attribute '%s' is %s, expected TYPE_PROTO", name, AttrTypeName(a->type())));
+  }
+  return TypeFromProto(absl::StrFormat("%s: attribute '%s'", Where(), name), a->tp());
+}
+
 std::optional<int> NodeContext::SubgraphInputRank(std::string_view name, int i) const {
   const onnx::AttributeProto* a = FindAttr(node_, name);
   if (a == nullptr || a->type() != onnx::AttributeProto::GRAPH || i >= a->g().input_size()) {

@@ -25,8 +25,10 @@ absl::StatusOr<Type> HeldType(const NodeContext& ctx, const OnnxValue& opt) {
 
 absl::StatusOr<Values> ConvertOptional(NodeContext& ctx) {
   std::optional<OnnxValue> x = ctx.OptionalInput(0);
-  if (!x) {
-    return ctx.Unimplemented("an empty optional (Optional without an input, typed by its attribute)");
+  if (!x) {  // an empty optional of the type its attribute names
+    DYNVM_ASSIGN_OR_RETURN(const Type held, ctx.TypeAttr("type"));
+    const Expr none = Expr::Constructor("None", "Optional", kOptionalNoneTag, {});
+    return Values{OnnxValue{none, OptionalOf(held), std::nullopt}};
   }
   const Expr some = Expr::Constructor("Some", "Optional", kOptionalSomeTag, {Type::Var("A")});
   return Values{OnnxValue{Expr::Call(some, {x->expr}), OptionalOf(x->type), std::nullopt}};
