@@ -213,12 +213,28 @@ absl::StatusOr<Values> ConvertSequenceMap(NodeContext& ctx) {
 
 // SplitToSequence without split sizes: the slices of x along `axis`, one per index (the
 // axis kept with extent 1, or removed when keepdims is 0), built from the last one back.
+// With split sizes (a 1-D input of a length known when compiling, the sizes themselves
+// possibly read at run time), the pieces dyn.split cuts, in order.
 absl::StatusOr<Values> ConvertSplitToSequence(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(const OnnxValue x, ctx.Input(0));
-  if (ctx.OptionalInput(1)) return ctx.Unimplemented("the split input");
   DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis", 0));
   DYNVM_ASSIGN_OR_RETURN(const int64_t keepdims, ctx.Int("keepdims", 1));
   DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, x.type.rank()));
+  if (std::optional<OnnxValue> split = ctx.OptionalInput(1)) {
+    if (split->type.rank() != 1 || !split->type.shape()[0].is_const()) {
+      return ctx.Unimplemented("split sizes other than a 1-D tensor of a length known when compiling");
+    }
+    const int64_t parts = split->type.shape()[0].const_value();
+    if (parts < 1) return ctx.Invalid("the split input holds no sizes");
+    DYNVM_ASSIGN_OR_RETURN(const OnnxValue pieces,
+                           ctx.Call("dyn.split", {x, ShapeOperand(*split)}, {{"axis", int64_t{axis}}}));
+    const Type element = AnyExtents(x.type);
+    Expr list = Nil();
+    for (int64_t k = parts - 1; k >= 0; --k) {
+      list = Expr::Call(Cons(), {Element(ctx, NodeContext::Field(pieces, static_cast<int>(k))).expr, list});
+    }
+    return Values{OnnxValue{list, ListOf(element), std::nullopt}};
+  }
   const Type element = Type::Tensor(x.type.dtype(), std::vector<Dim>(x.type.rank() - (keepdims != 0 ? 0 : 1), Dim::Any()));
   const Expr self = Expr::Var("split_seq");
   const Expr i = Expr::Var("i", kI64), acc = Expr::Var("acc", ListOf(element));
