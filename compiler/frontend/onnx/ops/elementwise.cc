@@ -60,10 +60,28 @@ std::optional<std::vector<Dim>> FoldArithmetic(std::string_view op, const OnnxVa
   return out;
 }
 
+// B aligned with A for opsets before 7, whose broadcast=1 with `axis` lines B's axes up
+// with A's from that axis on (without `axis`, B's with A's trailing ones: numpy's rule).
+absl::StatusOr<OnnxValue> LegacyBroadcast(const NodeContext& ctx, const OnnxValue& a, const OnnxValue& b) {
+  if (ctx.opset() >= 7 || !ctx.HasAttr("axis")) return b;
+  DYNVM_ASSIGN_OR_RETURN(const int64_t broadcast, ctx.Int("broadcast", 0));
+  if (broadcast == 0) return ctx.Invalid("attribute 'axis' without broadcast=1");
+  DYNVM_ASSIGN_OR_RETURN(const int64_t axis_attr, ctx.Int("axis"));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(ctx, axis_attr, a.type.rank()));
+  const int trailing = a.type.rank() - axis - b.type.rank();
+  if (trailing < 0) {
+    return ctx.Invalid(absl::StrFormat("B %s does not fit A %s from axis %d", b.type.ToString(), a.type.ToString(),
+                                       axis));
+  }
+  if (trailing == 0) return b;
+  return ctx.Call("expand_dims", {b}, {{"axis", int64_t{b.type.rank()}}, {"num_newaxis", int64_t{trailing}}});
+}
+
 template <OpName kOp>
 absl::StatusOr<Values> Binary(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue a, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Input(1));
+  DYNVM_ASSIGN_OR_RETURN(b, LegacyBroadcast(ctx, a, b));
   std::optional<std::vector<Dim>> folded;
   if (a.type.rank() <= 1 && b.type.rank() <= 1) folded = FoldArithmetic(kOp.view(), a, b);
   DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kOp.view(), {a, b}));
@@ -383,13 +401,13 @@ void AddElementwiseConverters(ConverterTable& table) {
       {"Tan", {Activation<"Tan">, {}}},
       {"IsInf", {Activation<"IsInf">, {"detect_negative", "detect_positive"}}},
       {"CastLike", {Activation<"CastLike">, {}}}, {"Dropout", {ConvertDropout, {"ratio", "seed", "is_test"}}},
-      {"Add", {Binary<"add">, {"broadcast"}}}, {"Sub", {Binary<"subtract">, {"broadcast"}}},
-      {"Mul", {Binary<"multiply">, {"broadcast"}}}, {"Div", {Binary<"divide">, {"broadcast"}}},
+      {"Add", {Binary<"add">, {"broadcast", "axis"}}}, {"Sub", {Binary<"subtract">, {"broadcast", "axis"}}},
+      {"Mul", {Binary<"multiply">, {"broadcast", "axis"}}}, {"Div", {Binary<"divide">, {"broadcast", "axis"}}},
       {"Pow", {ConvertPow, {"broadcast"}}}, {"Mod", {ConvertMod, {"fmod"}}},
-      {"Equal", {Binary<"equal">, {"broadcast"}}}, {"Less", {Binary<"less">, {"broadcast"}}},
-      {"LessOrEqual", {Binary<"less_equal">, {}}}, {"Greater", {Binary<"greater">, {"broadcast"}}},
-      {"GreaterOrEqual", {Binary<"greater_equal">, {}}}, {"And", {Binary<"logical_and">, {"broadcast"}}},
-      {"Or", {Binary<"logical_or">, {"broadcast"}}}, {"Xor", {Binary<"logical_xor">, {"broadcast"}}},
+      {"Equal", {Binary<"equal">, {"broadcast", "axis"}}}, {"Less", {Binary<"less">, {"broadcast", "axis"}}},
+      {"LessOrEqual", {Binary<"less_equal">, {}}}, {"Greater", {Binary<"greater">, {"broadcast", "axis"}}},
+      {"GreaterOrEqual", {Binary<"greater_equal">, {}}}, {"And", {Binary<"logical_and">, {"broadcast", "axis"}}},
+      {"Or", {Binary<"logical_or">, {"broadcast", "axis"}}}, {"Xor", {Binary<"logical_xor">, {"broadcast", "axis"}}},
       {"Where", {ConvertWhere, {}}}, {"BitShift", {ConvertBitShift, {"direction"}}}, {"Max", {Variadic<"maximum">, {}}},
       {"Min", {Variadic<"minimum">, {}}}, {"Sum", {Variadic<"add">, {}}},
       {"Mean", {Variadic<"mean">, {}}},

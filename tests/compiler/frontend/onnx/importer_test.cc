@@ -248,18 +248,18 @@ TEST(OnnxImporterErrorTest, UnsupportedOperatorsAttributesAndOpsets) {
   ExpectError(Import(m), absl::StatusCode::kUnimplemented,
               "node 'sample' (GridSample, opset 16): operator GridSample is not supported");
 
-  // Opset 6 broadcasting along an axis changes what Add means: refused, not ignored.
+  // Opset 6 broadcasting along an axis: B must fit A's axes from that axis on.
   onnx::ModelProto old = Model(6);
   g = old.mutable_graph();
   AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"2", "3"});
-  AddValue(g->mutable_input(), "b", onnx::TensorProto::FLOAT, {"2"});
+  AddValue(g->mutable_input(), "b", onnx::TensorProto::FLOAT, {"2", "3"});
   onnx::NodeProto* add = AddNode(g, "Add", {"x", "b"}, {"y"}, "legacy");
-  for (const auto& [name, value] : {std::pair{"broadcast", 1}, std::pair{"axis", 0}}) {
+  for (const auto& [name, value] : {std::pair{"broadcast", 1}, std::pair{"axis", 1}}) {
     AddIntAttr(add, name, value);
   }
   AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"2", "3"});
-  ExpectError(Import(old), absl::StatusCode::kUnimplemented,
-              "node 'legacy' (Add, opset 6): attribute 'axis' is not supported");
+  ExpectError(Import(old), absl::StatusCode::kInvalidArgument,
+              "node 'legacy' (Add, opset 6): B Tensor[(2, 3), float32] does not fit A Tensor[(2, 3), float32] from axis 1");
 
   onnx::ModelProto future = Model(18);
   g = future.mutable_graph();
@@ -779,6 +779,30 @@ TEST(OnnxImporterTest, AdamStepWithBiasCorrection) {
       EXPECT_NEAR(outs.fields()[k].As<NDArrayObj>()->data_as<float>()[i], want[k], 1e-5 * std::fabs(want[k]))
           << "output " << k << ", element " << i;
     }
+  }
+}
+
+// Opset 6's broadcast=1 with an axis lines B's axes up with A's from that axis on: here
+// b [2] along axis 0 of x [2, 3], so y[i][j] = x[i][j] + b[i] (numpy's rule would align
+// b with the last axis instead).
+TEST(OnnxImporterTest, LegacyBroadcastAlongAnAxis) {
+  onnx::ModelProto m = Model(6);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"2", "3"});
+  AddValue(g->mutable_input(), "b", onnx::TensorProto::FLOAT, {"2"});
+  onnx::NodeProto* add = AddNode(g, "Add", {"x", "b"}, {"y"});
+  AddIntAttr(add, "broadcast", 1);
+  AddIntAttr(add, "axis", 0);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"2", "3"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  absl::StatusOr<Value> got = machine.Invoke("main", {Value(Counting({2, 3}, allocator)), Value(Counting({2}, allocator))});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const NDArrayObj& y = *got->As<NDArrayObj>();
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(y.data_as<float>()[i * 3 + j], (i * 3 + j + 1) + (i + 1.0f));
   }
 }
 
