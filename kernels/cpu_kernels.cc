@@ -11,6 +11,7 @@
 #include "kernels/data_movement/index.h"
 #include "kernels/data_movement/slice.h"
 #include "kernels/data_movement/sort.h"
+#include "kernels/data_movement/text.h"
 #include "kernels/data_movement/transform.h"
 #include "kernels/elementwise/binary.h"
 #include "kernels/elementwise/fused_elementwise.h"
@@ -42,8 +43,10 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterConvKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterPoolKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterResizeKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterGridSampleKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterRnnKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterDetectionKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterTextKernels(registry));
   return absl::OkStatus();
 }
 

@@ -142,8 +142,27 @@ absl::StatusOr<Type> GlobalPoolRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, {x.shape()[0], x.shape()[1], 1, 1});
 }
 
+// The roi of image.resize2d and dyn.image.resize2d, their optional last argument `i`:
+// f32 [8], ONNX's starts and ends along N, C, H, W, which tf_crop_and_resize needs.
+absl::Status CheckResizeRoi(const OpCall& call, int i) {
+  if (static_cast<int>(call.args.size()) <= i) {
+    DYNVM_ASSIGN_OR_RETURN(const std::string mode,
+                           kernels::GetStringAttr(call.attrs, "coordinate_transformation_mode", ""));
+    if (mode != "tf_crop_and_resize") return absl::OkStatus();
+    return OpError(call, "coordinate_transformation_mode 'tf_crop_and_resize' needs the roi, a last argument");
+  }
+  DYNVM_ASSIGN_OR_RETURN(const Type roi, TensorArg(call, i, "roi", kF32));
+  if (roi.rank() != 1 || !MayEqual(roi.shape()[0], Dim(8))) {
+    return OpError(call, absl::StrFormat("the roi must hold 8 values (starts and ends along N, C, H, W), got %s",
+                                         roi.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+// image.resize2d(data[, roi]).
 absl::StatusOr<Type> ResizeRel(const OpCall& call) {
   DYNVM_RETURN_IF_ERROR(CheckLayout(call, "layout", "NCHW"));
+  DYNVM_RETURN_IF_ERROR(CheckResizeRoi(call, 1));
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
   if (x.rank() != 4) return OpError(call, absl::StrFormat("data %s must have rank 4 (NCHW)", ShapeText(x.shape())));
   DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> size, IntsAttr(call, "size", {}));
@@ -161,8 +180,8 @@ absl::StatusOr<Type> ResizeRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, {x.shape()[0], x.shape()[1], size[0], size[1]});
 }
 
-// dyn.image.resize2d(data, target): the target ONNX's sizes (i64 [4]) or scales (f32
-// [4]), read at run time; N and C stay, H and W are `?`.
+// dyn.image.resize2d(data, target[, roi]): the target ONNX's sizes (i64 [4]) or scales
+// (f32 [4]), read at run time; N and C stay, H and W are `?`.
 absl::StatusOr<Type> DynResizeRel(const OpCall& call) {
   static constexpr DType kTarget[] = {DType::kI64, DType::kF32};
   DYNVM_RETURN_IF_ERROR(CheckLayout(call, "layout", "NCHW"));
@@ -172,6 +191,7 @@ absl::StatusOr<Type> DynResizeRel(const OpCall& call) {
   if (target.rank() != 1 || (target.shape()[0].is_const() && target.shape()[0] != Dim(4))) {
     return OpError(call, absl::StrFormat("the target must hold 4 values (N, C, H, W), got %s", target.ToString()));
   }
+  DYNVM_RETURN_IF_ERROR(CheckResizeRoi(call, 2));
   return Type::Tensor(DType::kF32, {x.shape()[0], x.shape()[1], Dim::Any(), Dim::Any()});
 }
 
@@ -181,8 +201,8 @@ constexpr OpDef kOps[] = {
     {"nn.max_pool2d", 1, 1, PoolRel<true>},
     {"nn.avg_pool2d", 1, 1, PoolRel<false>},
     {"nn.global_avg_pool2d", 1, 1, GlobalPoolRel},
-    {"image.resize2d", 1, 1, ResizeRel},
-    {"dyn.image.resize2d", 2, 2, DynResizeRel},
+    {"image.resize2d", 1, 2, ResizeRel},
+    {"dyn.image.resize2d", 2, 3, DynResizeRel},
 };
 
 }  // namespace

@@ -8,20 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/ops/internal/relations.h"
-#include "kernels/api.h"
 
 namespace dynvm::compiler::internal {
 namespace {
 
 constexpr DType kF32[] = {DType::kF32};
 constexpr DType kI64[] = {DType::kI64};
-
-absl::Status CheckAttrs(const OpCall& call) {
-  const absl::Status bound = kernels::DefaultRegistry()
-                                 .Bind(call.op, call.attrs, static_cast<int>(call.args.size()), 1)
-                                 .status();
-  return bound.ok() ? bound : OpError(call, bound.message());
-}
 
 // Argument `i`, a scalar input that holds one value or none (ONNX's [1] or [0]).
 absl::Status OptionalScalarArg(const OpCall& call, int i, std::string_view what,
@@ -39,7 +31,7 @@ absl::Status OptionalScalarArg(const OpCall& call, int i, std::string_view what,
 // boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class, iou_threshold
 // [, score_threshold] -> [?, 3] int64: one row (batch, class, box) per selected box.
 absl::StatusOr<Type> NonMaxSuppressionRel(const OpCall& call) {
-  DYNVM_RETURN_IF_ERROR(CheckAttrs(call));
+  DYNVM_RETURN_IF_ERROR(CheckKernelAttrs(call));
   DYNVM_ASSIGN_OR_RETURN(const Type boxes, TensorArg(call, 0, "boxes", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type scores, TensorArg(call, 1, "scores", kF32));
   if (boxes.rank() != 3 || scores.rank() != 3 || !MayEqual(boxes.shape()[2], 4) ||
@@ -57,7 +49,7 @@ absl::StatusOr<Type> NonMaxSuppressionRel(const OpCall& call) {
 // data [N, C, H, W], rois [R, 4], batch_indices [R] -> [R, C, pooled_size[0], pooled_size[1]].
 absl::StatusOr<Type> RoiAlignRel(const OpCall& call) {
   static constexpr DType kIndex[] = {DType::kI64, DType::kI32};
-  DYNVM_RETURN_IF_ERROR(CheckAttrs(call));
+  DYNVM_RETURN_IF_ERROR(CheckKernelAttrs(call));
   DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type rois, TensorArg(call, 1, "rois", kF32));
   DYNVM_ASSIGN_OR_RETURN(const Type indices, TensorArg(call, 2, "batch_indices", kIndex));

@@ -1,5 +1,6 @@
 // Relations of the neural-network operators (kernels/nn/, kernels/gemm/matmul.cc): softmax,
-// the normalisations, the matrix products, attention, and the recurrent cells and layers.
+// the normalisations, the matrix products, attention, the recurrent cells and layers, and
+// grid sampling.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/ops/internal/relations.h"
+#include "kernels/nn/rnn_activation.h"
 
 namespace dynvm::compiler::internal {
 namespace {
@@ -281,11 +283,12 @@ absl::StatusOr<Type> AttentionRel(const OpCall& call) {
 // PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],
 // w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c'); and the layers
 // nn.lstm / nn.gru (kSequence): x [seq, b, in], h0 (and c0) as h (and c) -> (y [seq, b,
-// hid], h_n (and c_n)), with the attribute reverse (0 or 1); nn.lstm also takes the
-// peepholes p [3 hid] after both biases, nn.gru the attribute linear_before_reset (0 or
-// 1); both take ONNX's seq_lens [b] (int32 or int64) last, after all the others (for the
-// LSTM, p). b and hid are the most informative of the extents that must equal them (hid:
-// h's dim 1 and w_hh's).
+// hid], h_n (and c_n)), with the attribute reverse (0 or 1) and ONNX's activations and
+// clip (kernels/nn/rnn_activation.h); nn.lstm also takes the peepholes p [3 hid] after
+// both biases, nn.gru the attribute linear_before_reset (0 or 1); nn.rnn (kGates 1) is
+// nn.gru's signature with one gate; the layers take ONNX's seq_lens [b] (int32 or int64)
+// last, after all the others (for the LSTM, p). b and hid are the most informative of the
+// extents that must equal them (hid: h's dim 1 and w_hh's).
 template <int kGates, bool kSequence>
 absl::StatusOr<Type> RnnRel(const OpCall& call) {
   constexpr bool kLstm = kGates == 4;
@@ -306,13 +309,21 @@ absl::StatusOr<Type> RnnRel(const OpCall& call) {
                                                        count));
   }
   if (kSequence) {  // what the kernel's Bind accepts
-    absl::Status known = kLstm ? kernels::CheckKnownAttrs(call.attrs, {"reverse"})
-                               : kernels::CheckKnownAttrs(call.attrs, {"reverse", "linear_before_reset"});
+    absl::Status known =
+        kLstm ? kernels::CheckKnownAttrs(call.attrs, {"reverse", "activation_f", "activation_g", "activation_h",
+                                                      "activation_alpha", "activation_beta", "clip"})
+        : kGates == 3 ? kernels::CheckKnownAttrs(call.attrs, {"reverse", "linear_before_reset", "activation_f",
+                                                              "activation_g", "activation_alpha", "activation_beta",
+                                                              "clip"})
+                      : kernels::CheckKnownAttrs(call.attrs, {"reverse", "activation_f", "activation_alpha",
+                                                              "activation_beta", "clip"});
     if (!known.ok()) return OpError(call, known.message());
     for (const char* name : {"reverse", "linear_before_reset"}) {
       absl::StatusOr<bool> flag = kernels::GetBoolAttr(call.attrs, name, false);
       if (!flag.ok()) return OpError(call, flag.status().message());
     }
+    absl::StatusOr<kernels::nn::RnnActivations> act = kernels::nn::GetRnnActivations(call.attrs, kGates);
+    if (!act.ok()) return OpError(call, act.status().message());
   }
   std::vector<Type> t;
   for (size_t i = 0; i < call.args.size(); ++i) {
@@ -366,6 +377,25 @@ absl::StatusOr<Type> RnnRel(const OpCall& call) {
   return Type::Tuple(std::move(outputs));
 }
 
+// data [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo], N the more informative of the
+// two; an output with elements needs an image with some.
+absl::StatusOr<Type> GridSampleRel(const OpCall& call) {
+  DYNVM_RETURN_IF_ERROR(CheckKernelAttrs(call));
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type grid, TensorArg(call, 1, "grid", kF32));
+  if (x.rank() != 4 || grid.rank() != 4 || !MayEqual(grid.shape()[3], Dim(2)) ||
+      !MayEqual(x.shape()[0], grid.shape()[0])) {
+    return OpError(call, absl::StrFormat("expected data [N, C, H, W] and grid [N, Ho, Wo, 2], got data %s and grid %s",
+                                         ShapeText(x.shape()), ShapeText(grid.shape())));
+  }
+  std::vector<Dim> out = {Unify(x.shape()[0], grid.shape()[0]), x.shape()[1], grid.shape()[1], grid.shape()[2]};
+  const Dim area = x.shape()[2] * x.shape()[3], count = out[0] * out[1] * out[2] * out[3];
+  if (area.is_const() && area.const_value() == 0 && count.is_const() && count.const_value() != 0) {
+    return OpError(call, absl::StrFormat("cannot sample the empty image %s", ShapeText(x.shape())));
+  }
+  return Type::Tensor(DType::kF32, std::move(out));
+}
+
 constexpr OpDef kOps[] = {
     {"nn.softmax", 1, -1, SoftmaxRel},
     {"nn.log_softmax", 1, -1, SoftmaxRel},
@@ -383,6 +413,8 @@ constexpr OpDef kOps[] = {
     {"nn.gru_cell", 4, 6, RnnRel<3, false>},
     {"nn.lstm", 5, 9, RnnRel<4, true>},
     {"nn.gru", 4, 7, RnnRel<3, true>},
+    {"nn.grid_sample", 2, 2, GridSampleRel},
+    {"nn.rnn", 4, 7, RnnRel<1, true>},
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // What the neural-network kernel families (kernels/nn/) share: attribute parsing in
 // TVM Relay's conventions, the checks their wrappers make, the walk over the 1-D slices
-// of a tensor along one axis (softmax, layer_norm), and sliding-window geometry
-// (convolution, pooling).
+// of a tensor along one axis (softmax, layer_norm), sliding-window geometry
+// (convolution, pooling), and cubic interpolation weights (resize, grid_sample).
 //
 //   // Relay's padding forms, for a 2-D window: [p], [ph, pw] or [top, left, bottom, right].
 //   DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> pad, GetPaddingAttr(attrs, "padding", 2));
@@ -108,6 +108,20 @@ void ValidOutputs(const WindowAxis& w, int64_t k, int64_t in, int64_t out, int64
                   int64_t* hi);
 // The taps [*lo, *hi) (within [0, kernel)) of output `o` that read inside [0, in).
 void ValidTaps(const WindowAxis& w, int64_t o, int64_t in, int64_t* lo, int64_t* hi);
+
+// ---------------------------------------------------------------------------------------
+// Interpolation
+
+// Keys' cubic convolution weights, with parameter `a`, of the four taps floor(v) - 1 ...
+// floor(v) + 2 of a sample at v, `t` = v - floor(v) in [0, 1), into `w`; ONNX's
+// arithmetic (Resize's cubic mode and GridSample's bicubic, which fixes a = -0.75).
+inline void CubicWeights(float a, float t, float* w) {
+  const float t1 = t + 1.0f, s = 1.0f - t, s1 = s + 1.0f;
+  w[0] = ((a * t1 - 5.0f * a) * t1 + 8.0f * a) * t1 - 4.0f * a;
+  w[1] = ((a + 2.0f) * t - (a + 3.0f)) * t * t + 1.0f;
+  w[2] = ((a + 2.0f) * s - (a + 3.0f)) * s * s + 1.0f;
+  w[3] = ((a * s1 - 5.0f * a) * s1 + 8.0f * a) * s1 - 4.0f * a;
+}
 
 // softmax(x) into `y` (which may be `x`) for one row of `n` elements: three passes over
 // a row that stays in cache. Shared by nn.softmax and nn.attention.

@@ -20,9 +20,12 @@ absl::Status RegisterAttentionKernels(KernelRegistry& registry);
 absl::Status RegisterConvKernels(KernelRegistry& registry);
 // nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d (kernels/nn/pool.cc).
 absl::Status RegisterPoolKernels(KernelRegistry& registry);
-// image.resize2d, nearest and bilinear (kernels/nn/resize.cc).
+// image.resize2d and dyn.image.resize2d: nearest, bilinear and bicubic (kernels/nn/resize.cc).
 absl::Status RegisterResizeKernels(KernelRegistry& registry);
-// nn.lstm_cell, nn.gru_cell, nn.lstm and nn.gru, PyTorch's cells (kernels/nn/rnn.cc).
+// nn.grid_sample, ONNX's GridSample (kernels/nn/grid_sample.cc).
+absl::Status RegisterGridSampleKernels(KernelRegistry& registry);
+// nn.lstm_cell, nn.gru_cell, nn.lstm, nn.gru and nn.rnn, PyTorch's cells and ONNX's layers
+// with every activation ONNX lists (kernels/nn/rnn.cc, rnn_activation.cc).
 absl::Status RegisterRnnKernels(KernelRegistry& registry);
 // vision.all_class_non_max_suppression and vision.roi_align, ONNX's reference semantics
 // (kernels/nn/detection.cc).

@@ -1,6 +1,6 @@
 // image.resize2d over NCHW data, f32: output [batch, channels, size[0], size[1]], by
-// nearest neighbour or bilinear interpolation, with TVM's coordinate arithmetic (in
-// float32, as topi computes it):
+// nearest neighbour, bilinear or bicubic interpolation, with TVM's coordinate arithmetic
+// (in float32, as topi computes it):
 //
 //   scale = in / out
 //   half_pixel            x_in = (x + 0.5) * scale - 0.5
@@ -8,20 +8,26 @@
 //   align_corners         x_in = x * (in - 1) / (out - 1), 0 when out == 1
 //   asymmetric            x_in = x * scale
 //   tf_half_pixel_for_nn  x_in = (x + 0.5) * scale
+//   tf_crop_and_resize    x_in = start * (in - 1) + x * (end - start) * (in - 1) / (out - 1),
+//                         (start + end) / 2 * (in - 1) when out == 1
 //
-// Nearest rounds x_in by `rounding_method` — round (half to even, as TVM lowers it),
-// floor, ceil, round_prefer_floor, round_prefer_ceil; the default is round for
-// align_corners and floor otherwise — and clamps to the image. Linear interpolates
-// between floor(x_in) and floor(x_in) + 1, each clamped to the image, as
-// a * (1 - t) + b * t along x, then along y.
+// where [start, end] is the axis' range in the roi, fractions of the image (ONNX's roi
+// input, the last input of either form). Nearest rounds x_in by `rounding_method` —
+// round (half to even, as TVM lowers it), floor, ceil, round_prefer_floor,
+// round_prefer_ceil; the default is round for align_corners and floor otherwise — and
+// clamps to the image. Linear interpolates between floor(x_in) and floor(x_in) + 1, each
+// clamped to the image, as a * (1 - t) + b * t along x, then along y. Cubic (ONNX's
+// Resize) weighs the taps floor(x_in) - 1 ... floor(x_in) + 2, clamped to the image, by
+// Keys' kernel with a = `cubic_alpha` at their distances from x_in, along x, then along
+// y; with `cubic_exclude`, the taps outside the image get weight 0 and the others are
+// scaled to sum to 1. Under tf_crop_and_resize, an output whose x_in or y_in falls
+// outside [0, in - 1] is `extrapolation_value`.
 //
-// Relay's other attributes are accepted for compatibility and ignored: roi and
-// extrapolation_value only matter for tf_crop_and_resize, cubic_alpha and cubic_exclude
-// only for the cubic method, neither of which this kernel implements (asking for them
-// is an error at load).
+// Relay's `roi` attribute is accepted for compatibility and ignored: the roi is an input.
 //
 // The source coordinates and weights of the output columns and rows are computed once
-// per call; output rows then run in parallel, each a gather from one or two input rows.
+// per call; output rows then run in parallel, each a gather from one, two or four input
+// rows.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -45,13 +51,14 @@ namespace {
 
 constexpr std::string_view kOp = "image.resize2d";
 
-enum class Method { kNearest, kLinear };
+enum class Method { kNearest, kLinear, kCubic };
 enum class CoordMode {
   kHalfPixel,
   kPytorchHalfPixel,
   kAlignCorners,
   kAsymmetric,
-  kTfHalfPixelForNn
+  kTfHalfPixelForNn,
+  kTfCropAndResize
 };
 enum class Rounding { kRound, kFloor, kCeil, kRoundPreferFloor, kRoundPreferCeil };
 
@@ -64,6 +71,12 @@ struct ResizeState {
   // Input extents per output extent along H and W, where given scales set them (1 /
   // scale); 0: in / out.
   float ratio_h = 0.0f, ratio_w = 0.0f;
+  float cubic_alpha = -0.5f;  // Relay's default (ONNX's is -0.75)
+  bool cubic_exclude = false;
+  float extrapolation_value = 0.0f;
+  // tf_crop_and_resize: the roi's ranges along H and W, [start_h, start_w, end_h, end_w],
+  // from the call's roi input.
+  float roi[4] = {0.0f, 0.0f, 1.0f, 1.0f};
 };
 
 // The enum value whose name is `value`, or InvalidArgument listing the names.
@@ -91,7 +104,8 @@ absl::Status ParseResizeAttrs(const Attrs& attrs, ResizeState& s) {
   DYNVM_ASSIGN_OR_RETURN(const std::string method, GetStringAttr(attrs, "method", "linear"));
   DYNVM_ASSIGN_OR_RETURN(s.method, ParseEnumAttr<Method>("method", method,
                                                          {{"nearest_neighbor", Method::kNearest},
-                                                          {"linear", Method::kLinear}}));
+                                                          {"linear", Method::kLinear},
+                                                          {"cubic", Method::kCubic}}));
   DYNVM_ASSIGN_OR_RETURN(const std::string mode,
                          GetStringAttr(attrs, "coordinate_transformation_mode", "half_pixel"));
   DYNVM_ASSIGN_OR_RETURN(
@@ -100,7 +114,8 @@ absl::Status ParseResizeAttrs(const Attrs& attrs, ResizeState& s) {
                                         {"pytorch_half_pixel", CoordMode::kPytorchHalfPixel},
                                         {"align_corners", CoordMode::kAlignCorners},
                                         {"asymmetric", CoordMode::kAsymmetric},
-                                        {"tf_half_pixel_for_nn", CoordMode::kTfHalfPixelForNn}}));
+                                        {"tf_half_pixel_for_nn", CoordMode::kTfHalfPixelForNn},
+                                        {"tf_crop_and_resize", CoordMode::kTfCropAndResize}}));
   DYNVM_ASSIGN_OR_RETURN(std::string rounding, GetStringAttr(attrs, "rounding_method", ""));
   if (rounding.empty()) rounding = s.mode == CoordMode::kAlignCorners ? "round" : "floor";
   DYNVM_ASSIGN_OR_RETURN(
@@ -110,6 +125,14 @@ absl::Status ParseResizeAttrs(const Attrs& attrs, ResizeState& s) {
                                            {"ceil", Rounding::kCeil},
                                            {"round_prefer_floor", Rounding::kRoundPreferFloor},
                                            {"round_prefer_ceil", Rounding::kRoundPreferCeil}}));
+  DYNVM_ASSIGN_OR_RETURN(const double alpha, GetFloatAttr(attrs, "cubic_alpha", -0.5));
+  DYNVM_ASSIGN_OR_RETURN(s.cubic_exclude, GetBoolAttr(attrs, "cubic_exclude", false));
+  DYNVM_ASSIGN_OR_RETURN(const double extrapolation, GetFloatAttr(attrs, "extrapolation_value", 0.0));
+  if (!std::isfinite(alpha)) {
+    return absl::InvalidArgumentError(absl::StrFormat("attribute 'cubic_alpha' must be finite, got %g", alpha));
+  }
+  s.cubic_alpha = static_cast<float>(alpha);
+  s.extrapolation_value = static_cast<float>(extrapolation);
   return absl::OkStatus();
 }
 
@@ -144,14 +167,10 @@ absl::StatusOr<std::shared_ptr<const void>> BindDynResize(const Attrs& attrs) {
 
 #undef DYNVM_RESIZE_ATTRS
 
-// A call's state: the bound one, or for dyn.image.resize2d, the output extents from the
-// second input — ONNX's `sizes` (i64 [N, C, H, W]) or `scales` (f32 [1, 1, sh, sw]:
-// H' = floor(H sh), the source coordinates then use 1 / sh) — N and C unchanged.
-absl::StatusOr<ResizeState> CallResizeState(const void* bound, absl::Span<NDArrayObj* const> inputs) {
-  ResizeState s = *static_cast<const ResizeState*>(bound);
-  if (!s.target_input) return s;
-  const NDArrayObj& x = *inputs[0];
-  const NDArrayObj& target = *inputs[1];
+// dyn.image.resize2d's output extents into `s`, from its second input: ONNX's `sizes`
+// (i64 [N, C, H, W]) or `scales` (f32 [1, 1, sh, sw]: H' = floor(H sh), the source
+// coordinates then use 1 / sh) — N and C unchanged.
+absl::Status ReadTarget(const NDArrayObj& x, const NDArrayObj& target, ResizeState& s) {
   if (target.ndim() != 1 || target.num_elements() != 4 || x.ndim() != 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "dyn.image.resize2d: the target must hold 4 values (N, C, H, W) for NCHW data, got shape %s for data %s",
@@ -171,7 +190,7 @@ absl::StatusOr<ResizeState> CallResizeState(const void* bound, absl::Span<NDArra
     }
     s.out_h = size[2];
     s.out_w = size[3];
-    return s;
+    return absl::OkStatus();
   }
   if (target.dtype() != DType::kF32) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -194,6 +213,51 @@ absl::StatusOr<ResizeState> CallResizeState(const void* bound, absl::Span<NDArra
   s.out_w = static_cast<int64_t>(w);
   s.ratio_h = 1.0f / scale[2];
   s.ratio_w = 1.0f / scale[3];
+  return absl::OkStatus();
+}
+
+// The roi input (f32 [8]: ONNX's starts, then ends, of N, C, H, W, as fractions of each
+// extent) into `s` for tf_crop_and_resize, which alone reads it. Only H and W may be
+// cropped: N and C must span [0, 1] unless their extent is 1 (any range reads the one
+// slice there).
+absl::Status ReadRoi(const NDArrayObj& x, const NDArrayObj& roi, ResizeState& s) {
+  if (roi.dtype() != DType::kF32 || roi.ndim() != 1 || roi.num_elements() != 8) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the roi must be f32 [8] (the starts, then the ends, along N, C, H, W), got %s %s", kOp,
+        DTypeName(roi.dtype()), ShapeToString(roi.shape())));
+  }
+  if (s.mode != CoordMode::kTfCropAndResize || x.ndim() != 4) return absl::OkStatus();
+  const float* r = roi.data_as<float>();
+  for (int axis : {0, 1}) {
+    if (x.shape()[axis] != 1 && (r[axis] != 0.0f || r[axis + 4] != 1.0f)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the roi [%s] crops N or C of data %s: only H and W may be cropped (N and C span [0, 1])", kOp,
+          absl::StrJoin(absl::MakeConstSpan(r, 8), ", "), ShapeToString(x.shape())));
+    }
+  }
+  s.roi[0] = r[2];
+  s.roi[1] = r[3];
+  s.roi[2] = r[6];
+  s.roi[3] = r[7];
+  return absl::OkStatus();
+}
+
+// A call's state: the bound one with, for dyn.image.resize2d, the output extents from the
+// target, and the roi from the last input where given (tf_crop_and_resize needs it).
+absl::StatusOr<ResizeState> CallResizeState(const void* bound, absl::Span<NDArrayObj* const> inputs) {
+  ResizeState s = *static_cast<const ResizeState*>(bound);
+  const int roi_at = s.target_input ? 2 : 1;
+  DYNVM_RETURN_IF_ERROR(nn::CheckInputCount(s.target_input ? "dyn.image.resize2d" : kOp,
+                                            static_cast<int>(inputs.size()), {roi_at, roi_at + 1},
+                                            s.target_input ? "data, target[, roi]" : "data[, roi]"));
+  if (s.target_input) DYNVM_RETURN_IF_ERROR(ReadTarget(*inputs[0], *inputs[1], s));
+  if (static_cast<int>(inputs.size()) > roi_at) {
+    DYNVM_RETURN_IF_ERROR(ReadRoi(*inputs[0], *inputs[roi_at], s));
+  } else if (s.mode == CoordMode::kTfCropAndResize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: coordinate_transformation_mode 'tf_crop_and_resize' needs the roi, a last input after %s", kOp,
+        s.target_input ? "the target" : "the data"));
+  }
   return s;
 }
 
@@ -218,25 +282,40 @@ absl::Status ResizeShapeFn(const ShapeCall& call) {
   return absl::OkStatus();
 }
 
-// The source coordinate of output `x` along an axis of `in` inputs and `out` outputs;
-// `ratio` is input extents per output extent where scales set it, else 0 (in / out).
-float SourceCoordinate(CoordMode mode, int64_t x, int64_t in, int64_t out, float ratio) {
+// One axis of a call: `in` inputs, `out` outputs, and what maps between them: `ratio`,
+// input extents per output extent where scales set it, else 0 (in / out); the roi's
+// range along the axis.
+struct Axis {
+  int64_t in, out;
+  float ratio;
+  float roi_start, roi_end;
+};
+
+// The source coordinate of output `x` along `axis`.
+float SourceCoordinate(CoordMode mode, int64_t x, const Axis& axis) {
+  const int64_t in = axis.in, out = axis.out;
+  const float ratio = axis.ratio;
   const float scale = ratio > 0.0f ? ratio : static_cast<float>(in) / static_cast<float>(out);
   const float fx = static_cast<float>(x);
+  // With scales, ONNX aligns the corners of the unrounded output, in * scale long.
+  const float length = ratio > 0.0f ? static_cast<float>(in) / ratio : static_cast<float>(out);
   switch (mode) {
     case CoordMode::kHalfPixel:
       return (fx + 0.5f) * scale - 0.5f;
     case CoordMode::kPytorchHalfPixel:
       return out > 1 ? (fx + 0.5f) * scale - 0.5f : 0.0f;
-    case CoordMode::kAlignCorners: {
-      // With scales, ONNX aligns the corners of the unrounded output, in * scale long.
-      const float length = ratio > 0.0f ? static_cast<float>(in) / ratio : static_cast<float>(out);
+    case CoordMode::kAlignCorners:
       return length > 1.0f ? static_cast<float>(in - 1) / (length - 1.0f) * fx : 0.0f;
-    }
     case CoordMode::kAsymmetric:
       return fx * scale;
     case CoordMode::kTfHalfPixelForNn:
       return (fx + 0.5f) * scale;
+    case CoordMode::kTfCropAndResize: {
+      // ONNX's order of operations.
+      const float span = axis.roi_end - axis.roi_start, last = static_cast<float>(in - 1);
+      const float v = length > 1.0f ? fx * span * last / (length - 1.0f) : span * last / 2.0f;
+      return v + axis.roi_start * last;
+    }
   }
   return 0.0f;
 }
@@ -265,43 +344,106 @@ int64_t ClampIndex(float v, int64_t in) {
   return static_cast<int64_t>(std::clamp(v, 0.0f, static_cast<float>(in - 1)));
 }
 
-// Per output position along one axis: the two source indices and the weight of the
-// second (nearest uses only `i0`).
+// The input positions each output position reads along an axis.
+int Taps(Method method) {
+  switch (method) {
+    case Method::kNearest:
+      return 1;
+    case Method::kLinear:
+      return 2;
+    case Method::kCubic:
+      return 4;
+  }
+  return 4;
+}
+
+// Per output position along one axis, Taps(method) apart: the source indices, clamped to
+// the image, and their weights (none for nearest); for tf_crop_and_resize, whether the
+// coordinate falls outside the image (the output there is extrapolation_value).
 struct AxisTable {
-  int64_t* i0;
-  int64_t* i1;
-  float* t;
+  int64_t* index;
+  float* weight;
+  bool* outside;
 };
 
-void FillAxisTable(const ResizeState& s, int64_t in, int64_t out, float ratio, const AxisTable& table) {
-  for (int64_t x = 0; x < out; ++x) {
-    const float v = SourceCoordinate(s.mode, x, in, out, ratio);
+void FillAxisTable(const ResizeState& s, const Axis& axis, const AxisTable& table) {
+  const int taps = Taps(s.method);
+  const float last = static_cast<float>(axis.in - 1);
+  for (int64_t x = 0; x < axis.out; ++x) {
+    float v = SourceCoordinate(s.mode, x, axis);
+    if (s.mode == CoordMode::kTfCropAndResize) {
+      table.outside[x] = !(v >= 0.0f && v <= last);  // NaN (from a NaN roi) too
+      if (table.outside[x]) v = 0.0f;                 // any position in the image: overwritten
+    }
+    int64_t* index = table.index + x * taps;
+    float* weight = table.weight + x * taps;
     if (s.method == Method::kNearest) {
-      table.i0[x] = ClampIndex(Round(s.rounding, v), in);
+      index[0] = ClampIndex(Round(s.rounding, v), axis.in);
       continue;
     }
     const float base = std::floor(v);
-    table.i0[x] = ClampIndex(base, in);
-    table.i1[x] = ClampIndex(base + 1.0f, in);
-    table.t[x] = v - base;
+    if (s.method == Method::kLinear) {
+      index[0] = ClampIndex(base, axis.in);
+      index[1] = ClampIndex(base + 1.0f, axis.in);
+      weight[1] = v - base;
+      weight[0] = 1.0f - weight[1];
+      continue;
+    }
+    nn::CubicWeights(s.cubic_alpha, v - base, weight);
+    float sum = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+      const float tap = base + static_cast<float>(k - 1);
+      index[k] = ClampIndex(tap, axis.in);
+      if (s.cubic_exclude && (tap < 0.0f || tap > last)) weight[k] = 0.0f;
+      sum += weight[k];
+    }
+    if (s.cubic_exclude) {
+      for (int k = 0; k < 4; ++k) weight[k] /= sum;
+    }
+  }
+}
+
+// Output row `oh` of one plane, each value sum_j wy[j] * (sum_i wx[i] * in[y_j][x_i])
+// over the taps, as ONNX interpolates along x first.
+void CubicRow(const ResizeState& s, const float* plane, int64_t in_w, int64_t oh,
+              const AxisTable& xs, const AxisTable& ys, float* row) {
+  const float* rows[4];
+  for (int j = 0; j < 4; ++j) rows[j] = plane + ys.index[4 * oh + j] * in_w;
+  const float* wy = ys.weight + 4 * oh;
+  for (int64_t x = 0; x < s.out_w; ++x) {
+    const int64_t* i = xs.index + 4 * x;
+    const float* w = xs.weight + 4 * x;
+    float sum = 0.0f;
+    for (int j = 0; j < 4; ++j) {
+      const float* r = rows[j];
+      sum += wy[j] * (w[0] * r[i[0]] + w[1] * r[i[1]] + w[2] * r[i[2]] + w[3] * r[i[3]]);
+    }
+    row[x] = sum;
   }
 }
 
 void ResizeRow(const ResizeState& s, const float* plane, int64_t in_w, int64_t oh,
                const AxisTable& xs, const AxisTable& ys, float* row) {
   if (s.method == Method::kNearest) {
-    const float* src = plane + ys.i0[oh] * in_w;
-    for (int64_t x = 0; x < s.out_w; ++x) row[x] = src[xs.i0[x]];
-    return;
+    const float* src = plane + ys.index[oh] * in_w;
+    for (int64_t x = 0; x < s.out_w; ++x) row[x] = src[xs.index[x]];
+  } else if (s.method == Method::kLinear) {
+    const float* top = plane + ys.index[2 * oh] * in_w;
+    const float* bottom = plane + ys.index[2 * oh + 1] * in_w;
+    const float wy0 = ys.weight[2 * oh], wy1 = ys.weight[2 * oh + 1];
+    for (int64_t x = 0; x < s.out_w; ++x) {
+      const int64_t* i = xs.index + 2 * x;
+      const float* w = xs.weight + 2 * x;
+      const float a = top[i[0]] * w[0] + top[i[1]] * w[1];
+      const float b = bottom[i[0]] * w[0] + bottom[i[1]] * w[1];
+      row[x] = a * wy0 + b * wy1;
+    }
+  } else {
+    CubicRow(s, plane, in_w, oh, xs, ys, row);
   }
-  const float* top = plane + ys.i0[oh] * in_w;
-  const float* bottom = plane + ys.i1[oh] * in_w;
-  const float ty = ys.t[oh];
+  if (s.mode != CoordMode::kTfCropAndResize) return;
   for (int64_t x = 0; x < s.out_w; ++x) {
-    const float t = xs.t[x];
-    const float a = top[xs.i0[x]] * (1.0f - t) + top[xs.i1[x]] * t;
-    const float b = bottom[xs.i0[x]] * (1.0f - t) + bottom[xs.i1[x]] * t;
-    row[x] = a * (1.0f - ty) + b * ty;
+    if (ys.outside[oh] || xs.outside[x]) row[x] = s.extrapolation_value;
   }
 }
 
@@ -314,16 +456,17 @@ absl::Status ResizeKernel(const KernelCall& call) {
   const int64_t planes = out_shape[0] * out_shape[1];
   const int64_t in_h = x.shape()[2], in_w = x.shape()[3];
 
-  // Tables for the columns then the rows: indices first, then weights.
-  const int64_t positions = s.out_w + s.out_h;
+  // Tables for the columns then the rows: indices first, then weights, then the flags.
+  const int64_t positions = s.out_w + s.out_h, taps = Taps(s.method);
   void* scratch = ThreadScratchBytes(ScratchSlot::kCall,
-                                         positions * (2 * sizeof(int64_t) + sizeof(float)));
+                                     positions * (taps * (sizeof(int64_t) + sizeof(float)) + sizeof(bool)));
   int64_t* indices = static_cast<int64_t*>(scratch);
-  float* weights = reinterpret_cast<float*>(indices + 2 * positions);
-  const AxisTable xs{indices, indices + s.out_w, weights};
-  const AxisTable ys{indices + 2 * s.out_w, indices + 2 * s.out_w + s.out_h, weights + s.out_w};
-  FillAxisTable(s, in_w, s.out_w, s.ratio_w, xs);
-  FillAxisTable(s, in_h, s.out_h, s.ratio_h, ys);
+  float* weights = reinterpret_cast<float*>(indices + taps * positions);
+  bool* outside = reinterpret_cast<bool*>(weights + taps * positions);
+  const AxisTable xs{indices, weights, outside};
+  const AxisTable ys{indices + taps * s.out_w, weights + taps * s.out_w, outside + s.out_w};
+  FillAxisTable(s, {in_w, s.out_w, s.ratio_w, s.roi[1], s.roi[3]}, xs);
+  FillAxisTable(s, {in_h, s.out_h, s.ratio_h, s.roi[0], s.roi[2]}, ys);
 
   const float* in = x.data_as<float>();
   float* out = call.outputs()[0]->data_as<float>();
@@ -340,14 +483,15 @@ absl::Status ResizeKernel(const KernelCall& call) {
 }  // namespace
 
 absl::Status RegisterResizeKernels(KernelRegistry& registry) {
+  // Both take the roi as an optional last input.
   DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kOp),
-                                                    .num_inputs = 1,
+                                                    .num_inputs = kVariadic,
                                                     .num_outputs = 1,
                                                     .fn = ResizeKernel,
                                                     .bind = BindResize,
                                                     .shape_fn = ResizeShapeFn}));
   return registry.Register(KernelDef{.name = "dyn.image.resize2d",
-                                     .num_inputs = 2,
+                                     .num_inputs = kVariadic,
                                      .num_outputs = 1,
                                      .fn = ResizeKernel,
                                      .bind = BindDynResize,

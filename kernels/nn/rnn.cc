@@ -1,5 +1,5 @@
 // The recurrent kernels, f32: PyTorch's LSTMCell and GRUCell as one step, and whole
-// layers (one direction) as one call, for the ONNX importer's LSTM and GRU.
+// layers (one direction) as one call, for the ONNX importer's LSTM, GRU and RNN.
 //
 //   nn.lstm_cell(x [b, in], h [b, hid], c [b, hid], w_ih [4 hid, in], w_hh [4 hid, hid],
 //                [b_ih [4 hid], b_hh [4 hid]]) -> h' [b, hid], c' [b, hid]
@@ -11,6 +11,9 @@
 //   nn.lstm(x [seq, b, in], h0, c0, w_ih, w_hh [, b_ih, b_hh [, p [3 hid] [, seq_lens [b]]]])
 //       -> y [seq, b, hid], h_n, c_n
 //   nn.gru(x [seq, b, in], h0, w_ih, w_hh [, b_ih, b_hh [, seq_lens [b]]]) -> y, h_n
+//   nn.rnn(x [seq, b, in], h0, w_ih [hid, in], w_hh [hid, hid] [, b_ih, b_hh [hid]
+//          [, seq_lens [b]]]) -> y, h_n
+//     the simple (Elman) cell h' = f(x w_ihᵀ + b_ih + h w_hhᵀ + b_hh), f = tanh by default
 //     the cell over t = 0 .. seq-1 (seq-1 .. 0 with reverse=1), y[t] its h' at step t;
 //     with ONNX's sequence_lens (i32 or i64), row r runs only the steps t < seq_lens[r]
 //       (from seq_lens[r]-1 down when reversed), y[t, r] = 0 for the others, and its
@@ -19,6 +22,12 @@
 //       i = σ(gates_i + p_i c),  f = σ(gates_f + p_f c),  o = σ(gates_o + p_o c')
 //     and the GRU's linear_before_reset=0 (the attribute's default, 1, is PyTorch's)
 //       n = tanh(x W_inᵀ + b_in + (r h) W_hnᵀ + b_hn)
+//     and ONNX's activations (kernels/nn/rnn_activation.h): the layers' attributes
+//       activation_f (σ of the LSTM's and GRU's gates i, f, o, r, z; the RNN's f),
+//       activation_g (the tanh of g and n), activation_h (the LSTM's tanh of c'), with
+//       activation_alpha, activation_beta, and clip, which bounds every gate
+//       pre-activation to [-clip, clip] before its function (not c' before h's: ONNX
+//       Runtime's reading)
 //
 // The gate pre-activations come from GemmF32 and the nonlinearities from one vectorised
 // pass per batch row (the lstm_gates / gru_gates microkernels, and for the variants
@@ -39,12 +48,18 @@
 // (2 hid rows of w_hh), a pass that writes r h, then (r h) W_hnᵀ into the n block, and
 // the gate pass; the same arithmetic, in two GEMMs and two passes.
 //
+// Other activations than the defaults, or a clip, take a generic gate pass per row
+// (LstmGeneric, GruGeneric): the same GEMMs, then a vectorised pass per function over
+// the gate blocks (a few scalar functions aside), so the default path is untouched. The
+// RNN's single gate always takes that pass: tanh is one vectorised map.
+//
 // seq_lens keeps the batched GEMMs over every row (a row past its length computes
 // gates nobody reads): the gate pass skips those rows, so their state stays. Rows then
 // lag one another, so the state no longer lives in y (a skipped row's y is 0) but in
 // h_n and c_n from the first step on, each step's h' copied into y[t] after it.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string_view>
 
@@ -56,6 +71,7 @@
 #include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
+#include "kernels/nn/rnn_activation.h"
 #include "kernels/scratch.h"
 
 namespace dynvm::kernels {
@@ -64,7 +80,7 @@ namespace {
 // What distinguishes the four kernels' signatures.
 struct RnnKind {
   std::string_view op;
-  int gates;                   // 4 (LSTM) or 3 (GRU)
+  int gates;                   // 4 (LSTM), 3 (GRU) or 1 (RNN)
   bool has_cell_state;         // LSTM: the c input and output
   bool sequence;               // a layer: x [seq, batch, in], outputs y then the states
   bool peephole;               // takes p [3 hid] after both biases (nn.lstm)
@@ -86,6 +102,8 @@ constexpr RnnKind kGruCell{"nn.gru_cell", 3, false, false, false, -1, kGruCellNa
 constexpr RnnKind kLstm{"nn.lstm", 4, true, true, true, 8, kLstmNames,
                         "x, h0, c0, w_ih, w_hh and optionally b_ih, b_hh, then p, then seq_lens"};
 constexpr RnnKind kGru{"nn.gru", 3, false, true, false, 6, kGruNames,
+                       "x, h0, w_ih, w_hh and optionally b_ih, b_hh, then seq_lens"};
+constexpr RnnKind kRnn{"nn.rnn", 1, false, true, false, 6, kGruNames,
                        "x, h0, w_ih, w_hh and optionally b_ih, b_hh, then seq_lens"};
 
 struct RnnDims {
@@ -184,20 +202,30 @@ absl::Status RnnShapeFn(const ShapeCall& call) {
 struct RnnState {
   bool reverse;              // steps from the last to the first
   bool linear_before_reset;  // GRU: r multiplies h W_hnᵀ + b_hn (1) or h (0)
+  nn::RnnActivations act;    // the functions and clip
 };
 
-absl::StatusOr<std::shared_ptr<const void>> BindLstm(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"reverse"}));
-  DYNVM_ASSIGN_OR_RETURN(const bool reverse, GetBoolAttr(attrs, "reverse", false));
-  return std::make_shared<const RnnState>(RnnState{reverse, /*linear_before_reset=*/true});
-}
+// The cells' defaults: PyTorch's functions, no clip.
+constexpr nn::RnnActivations kCellActivations{.clip = std::numeric_limits<float>::infinity(),
+                                              .defaults = true};
 
-absl::StatusOr<std::shared_ptr<const void>> BindGru(const Attrs& attrs) {
-  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"reverse", "linear_before_reset"}));
+// nn.lstm (kKind.gates 4), nn.gru (3) and nn.rnn (1); linear_before_reset is the GRU's.
+template <const RnnKind& kKind>
+absl::StatusOr<std::shared_ptr<const void>> BindLayer(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(
+      kKind.gates == 4 ? CheckKnownAttrs(attrs, {"reverse", "activation_f", "activation_g",
+                                                 "activation_h", "activation_alpha",
+                                                 "activation_beta", "clip"})
+      : kKind.gates == 3
+          ? CheckKnownAttrs(attrs, {"reverse", "linear_before_reset", "activation_f",
+                                    "activation_g", "activation_alpha", "activation_beta", "clip"})
+          : CheckKnownAttrs(attrs, {"reverse", "activation_f", "activation_alpha",
+                                    "activation_beta", "clip"}));
   DYNVM_ASSIGN_OR_RETURN(const bool reverse, GetBoolAttr(attrs, "reverse", false));
   DYNVM_ASSIGN_OR_RETURN(const bool linear_before_reset,
                          GetBoolAttr(attrs, "linear_before_reset", true));
-  return std::make_shared<const RnnState>(RnnState{reverse, linear_before_reset});
+  DYNVM_ASSIGN_OR_RETURN(const nn::RnnActivations act, nn::GetRnnActivations(attrs, kKind.gates));
+  return std::make_shared<const RnnState>(RnnState{reverse, linear_before_reset, act});
 }
 
 // The weights of a call (checked), biases and peepholes null when absent.
@@ -238,19 +266,42 @@ void ForEachBatchRow(const RnnDims& d, const StepRows& rows, ThreadPool& pool, c
                    });
 }
 
+// One LSTM row with other activations than the defaults or a clip: as the lstm_gates
+// microkernels, with `gates` [i | f | g | o] (4n) overwritten by the activated gates.
+// `c_out` may be `c`; `h_out` may not be `c_out`.
+void LstmGeneric(const nn::RnnActivations& act, int64_t n, float* gates, const float* c,
+                 const float* p, float* h_out, float* c_out) {
+  float *i = gates, *f = gates + n, *g = gates + 2 * n, *o = gates + 3 * n;
+  for (int64_t j = 0; p != nullptr && j < n; ++j) {
+    i[j] += p[j] * c[j];
+    f[j] += p[2 * n + j] * c[j];
+  }
+  nn::ClipRnnGates(act.clip, 3 * n, gates);
+  nn::ApplyRnnActivation(act.slot[0], 2 * n, i, i);  // i and f
+  nn::ApplyRnnActivation(act.slot[1], n, g, g);
+  for (int64_t j = 0; j < n; ++j) c_out[j] = f[j] * c[j] + i[j] * g[j];
+  for (int64_t j = 0; p != nullptr && j < n; ++j) o[j] += p[n + j] * c_out[j];
+  nn::ClipRnnGates(act.clip, n, o);
+  nn::ApplyRnnActivation(act.slot[0], n, o, o);
+  nn::ApplyRnnActivation(act.slot[2], n, c_out, h_out);
+  for (int64_t j = 0; j < n; ++j) h_out[j] *= o[j];
+}
+
 // One LSTM step over the batch: `gates` [batch, 4 hid] holds x · w_ihᵀ + b_ih on entry;
-// h · w_hhᵀ + b_hh is added to it, then the gate pass (with the peepholes w.p, if any)
-// writes h_out and c_out, in the rows that `rows` runs (the others are left as they
-// are). h_out may be h and c_out may be c.
-void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* h,
-              const float* c, float* h_out, float* c_out, const StepRows& rows,
-              ThreadPool& pool) {
+// h · w_hhᵀ + b_hh is added to it, then the gate pass (with the peepholes w.p, if any,
+// and the activations `act`) writes h_out and c_out, in the rows that `rows` runs (the
+// others are left as they are). h_out may be h and c_out may be c.
+void LstmStep(const RnnDims& d, const RnnWeights& w, const nn::RnnActivations& act,
+              float* gates, const float* h, const float* c, float* h_out, float* c_out,
+              const StepRows& rows, ThreadPool& pool) {
   const int64_t hid = d.hidden;
   GateGemm(d.batch, hid, 4 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/true, gates, 4 * hid, pool);
   const Microkernels& uk = GetMicrokernels();
   ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
-    if (w.p == nullptr) {
+    if (!act.defaults) {
+      LstmGeneric(act, hid, gates + 4 * s, c + s, w.p, h_out + s, c_out + s);
+    } else if (w.p == nullptr) {
       uk.nn.lstm_gates(hid, gates + 4 * s, c + s, h_out + s, c_out + s);
     } else {
       uk.nn.lstm_peephole_gates(hid, gates + 4 * s, c + s, w.p, h_out + s, c_out + s);
@@ -258,36 +309,89 @@ void LstmStep(const RnnDims& d, const RnnWeights& w, float* gates, const float* 
   });
 }
 
+// The generic GRU row's first pass, for linear_before_reset=0: as gru_reset, gh's r
+// block overwritten by r = f(clip(gi_r + gh_r)).
+void GruResetGeneric(const nn::RnnActivations& act, int64_t n, const float* gi, float* gh,
+                     const float* h, float* rh_out) {
+  GetMicrokernels().nn.vadd(n, gi, gh, gh);
+  nn::ClipRnnGates(act.clip, n, gh);
+  nn::ApplyRnnActivation(act.slot[0], n, gh, gh);
+  for (int64_t j = 0; j < n; ++j) rh_out[j] = gh[j] * h[j];
+}
+
+// One GRU row with other activations than the defaults or a clip: as gru_gates (with
+// kReset, r computed here) or gru_prereset_gates (without: gh's n block holds
+// (r h) W_hnᵀ + b_hn), `gh` (3n) overwritten by the activated gates.
+template <bool kReset>
+void GruGeneric(const nn::RnnActivations& act, int64_t n, const float* gi, float* gh,
+                const float* h, float* h_out) {
+  const int64_t first = kReset ? 0 : n;  // the r and z blocks, or z alone
+  float *z = gh + n, *m = gh + 2 * n;
+  GetMicrokernels().nn.vadd(2 * n - first, gi + first, gh + first, gh + first);
+  nn::ClipRnnGates(act.clip, 2 * n - first, gh + first);
+  nn::ApplyRnnActivation(act.slot[0], 2 * n - first, gh + first, gh + first);
+  for (int64_t j = 0; j < n; ++j) m[j] = gi[2 * n + j] + (kReset ? gh[j] * m[j] : m[j]);
+  nn::ClipRnnGates(act.clip, n, m);
+  nn::ApplyRnnActivation(act.slot[1], n, m, m);
+  for (int64_t j = 0; j < n; ++j) h_out[j] = (1.0f - z[j]) * m[j] + z[j] * h[j];
+}
+
 // One GRU step over the batch: `gi` [batch, 3 hid] holds x · w_ihᵀ + b_ih; `gh` (same
-// size, scratch) receives the hidden part, then the gate pass writes h_out (which may be
-// h) in the rows that `rows` runs. With `linear_before_reset`, gh = h · w_hhᵀ + b_hh in
-// one GEMM; without, gh's r and z blocks come first, then `rh` (scratch, [batch, hid]) =
-// r h (every row, so that the GEMM after it reads no stale scratch), then gh's n block =
-// rh · W_hnᵀ + b_hn.
-void GruStep(const RnnDims& d, const RnnWeights& w, bool linear_before_reset, const float* gi,
-             float* gh, float* rh, const float* h, float* h_out, const StepRows& rows,
-             ThreadPool& pool) {
+// size, scratch) receives the hidden part, then the gate pass (with the activations
+// `act`) writes h_out (which may be h) in the rows that `rows` runs. With
+// `linear_before_reset`, gh = h · w_hhᵀ + b_hh in one GEMM; without, gh's r and z blocks
+// come first, then `rh` (scratch, [batch, hid]) = r h (every row, so that the GEMM after
+// it reads no stale scratch), then gh's n block = rh · W_hnᵀ + b_hn.
+void GruStep(const RnnDims& d, const RnnWeights& w, bool linear_before_reset,
+             const nn::RnnActivations& act, const float* gi, float* gh, float* rh,
+             const float* h, float* h_out, const StepRows& rows, ThreadPool& pool) {
   const int64_t hid = d.hidden;
   const Microkernels& uk = GetMicrokernels();
   if (linear_before_reset) {
     GateGemm(d.batch, hid, 3 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
     ForEachBatchRow(d, rows, pool, [&](int64_t r) {
       const int64_t s = r * hid;
-      uk.nn.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+      if (act.defaults) {
+        uk.nn.gru_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+      } else {
+        GruGeneric<true>(act, hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+      }
     });
     return;
   }
   GateGemm(d.batch, hid, 2 * hid, h, w.w_hh, w.b_hh, /*accumulate=*/false, gh, 3 * hid, pool);
   ForEachBatchRow(d, /*rows=*/{}, pool, [&](int64_t r) {
     const int64_t s = r * hid;
-    uk.nn.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
+    if (act.defaults) {
+      uk.nn.gru_reset(hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
+    } else {
+      GruResetGeneric(act, hid, gi + 3 * s, gh + 3 * s, h + s, rh + s);
+    }
   });
   GateGemm(d.batch, hid, hid, rh, w.w_hh + 2 * hid * hid,
            w.b_hh != nullptr ? w.b_hh + 2 * hid : nullptr, /*accumulate=*/false, gh + 2 * hid,
            3 * hid, pool);
   ForEachBatchRow(d, rows, pool, [&](int64_t r) {
     const int64_t s = r * hid;
-    uk.nn.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+    if (act.defaults) {
+      uk.nn.gru_prereset_gates(hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+    } else {
+      GruGeneric<false>(act, hid, gi + 3 * s, gh + 3 * s, h + s, h_out + s);
+    }
+  });
+}
+
+// One RNN step over the batch: `gates` [batch, hid] holds x · w_ihᵀ + b_ih on entry;
+// h · w_hhᵀ + b_hh is added to it, then h_out = f(clip(gates)) in the rows that `rows`
+// runs. h_out may be h.
+void RnnStep(const RnnDims& d, const RnnWeights& w, const nn::RnnActivations& act,
+             float* gates, const float* h, float* h_out, const StepRows& rows,
+             ThreadPool& pool) {
+  const int64_t hid = d.hidden;
+  GateGemm(d.batch, hid, hid, h, w.w_hh, w.b_hh, /*accumulate=*/true, gates, hid, pool);
+  ForEachBatchRow(d, rows, pool, [&](int64_t r) {
+    nn::ClipRnnGates(act.clip, hid, gates + r * hid);
+    nn::ApplyRnnActivation(act.slot[0], hid, gates + r * hid, h_out + r * hid);
   });
 }
 
@@ -301,7 +405,7 @@ absl::Status LstmCellKernel(const KernelCall& call) {
   float* gates = ThreadScratch<float>(ScratchSlot::kCall, d.batch * 4 * d.hidden);
   GateGemm(d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
-  LstmStep(d, w, gates, in[1]->data_as<float>(), in[2]->data_as<float>(),
+  LstmStep(d, w, kCellActivations, gates, in[1]->data_as<float>(), in[2]->data_as<float>(),
            call.outputs()[0]->data_as<float>(), call.outputs()[1]->data_as<float>(),
            /*rows=*/{}, *call.pool);
   return absl::OkStatus();
@@ -318,7 +422,7 @@ absl::Status GruCellKernel(const KernelCall& call) {
   float* gi = ThreadScratch<float>(ScratchSlot::kCall, 2 * block);
   GateGemm(d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
            /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
-  GruStep(d, w, /*linear_before_reset=*/true, gi, gi + block, /*rh=*/nullptr,
+  GruStep(d, w, /*linear_before_reset=*/true, kCellActivations, gi, gi + block, /*rh=*/nullptr,
           in[1]->data_as<float>(), call.outputs()[0]->data_as<float>(), /*rows=*/{}, *call.pool);
   return absl::OkStatus();
 }
@@ -348,7 +452,7 @@ void WriteStepOutput(const RnnDims& d, const StepRows& rows, const float* h, flo
 // may be c0. seq = 0 copies the initial states. With seq_lens, the state lives in h_n
 // (and c_n) from the start, and y[t] receives a copy (WriteStepOutput).
 absl::Status LstmKernel(const KernelCall& call) {
-  const bool reverse = static_cast<const RnnState*>(call.state)->reverse;
+  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
   DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kLstm, call.inputs()));
   const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
   const int64_t state_shape[] = {d.batch, d.hidden};
@@ -375,10 +479,10 @@ absl::Status LstmKernel(const KernelCall& call) {
     GateGemm(d.seq * d.batch, d.input, 4 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
              /*accumulate=*/false, gates, 4 * d.hidden, *call.pool);
     for (int64_t s = 0; s < d.seq; ++s) {
-      const int64_t t = reverse ? d.seq - 1 - s : s;
+      const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
       const StepRows rows{seq_lens, t};
       float* h_out = seq_lens != nullptr ? h_n : y + t * state;
-      LstmStep(d, w, gates + t * block, h, c, h_out, c_n, rows, *call.pool);
+      LstmStep(d, w, attrs.act, gates + t * block, h, c, h_out, c_n, rows, *call.pool);
       if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
       h = h_out;
       c = c_n;
@@ -420,8 +524,44 @@ absl::Status GruKernel(const KernelCall& call) {
       const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
       const StepRows rows{seq_lens, t};
       float* h_out = seq_lens != nullptr ? h_n : y + t * state;
-      GruStep(d, w, attrs.linear_before_reset, gi + t * block, gh, rh, h, h_out, rows,
-              *call.pool);
+      GruStep(d, w, attrs.linear_before_reset, attrs.act, gi + t * block, gh, rh, h, h_out,
+              rows, *call.pool);
+      if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
+      h = h_out;
+    }
+  }
+  CopyState(h, h_n, state);
+  return absl::OkStatus();
+}
+
+absl::Status RnnKernel(const KernelCall& call) {
+  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kRnn, call.inputs()));
+  const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
+  const int64_t state_shape[] = {d.batch, d.hidden};
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kRnn.op, call, {y_shape, state_shape}));
+  NDArrayObj* const* in = call.args;
+  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kRnn.seq_lens_at] : nullptr;
+  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kRnn, d, seq_lens));
+  if (d.batch * d.hidden == 0) return absl::OkStatus();
+  const int64_t state = d.batch * d.hidden;
+  float* y = call.outputs()[0]->data_as<float>();
+  float* h_n = call.outputs()[1]->data_as<float>();
+  const float* h = in[1]->data_as<float>();
+  if (seq_lens != nullptr) {
+    CopyState(h, h_n, state);
+    h = h_n;
+  }
+  if (d.seq > 0) {
+    const RnnWeights w = GetWeights(kRnn, d, in);
+    float* gates = ThreadScratch<float>(ScratchSlot::kCall, d.seq * state);
+    GateGemm(d.seq * d.batch, d.input, d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
+             /*accumulate=*/false, gates, d.hidden, *call.pool);
+    for (int64_t s = 0; s < d.seq; ++s) {
+      const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
+      const StepRows rows{seq_lens, t};
+      float* h_out = seq_lens != nullptr ? h_n : y + t * state;
+      RnnStep(d, w, attrs.act, gates + t * state, h, h_out, rows, *call.pool);
       if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
       h = h_out;
     }
@@ -436,8 +576,9 @@ absl::Status RegisterRnnKernels(KernelRegistry& registry) {
   const KernelDef defs[] = {
       {std::string(kLstmCell.op), kVariadic, 2, LstmCellKernel, nullptr, RnnShapeFn<kLstmCell>},
       {std::string(kGruCell.op), kVariadic, 1, GruCellKernel, nullptr, RnnShapeFn<kGruCell>},
-      {std::string(kLstm.op), kVariadic, 3, LstmKernel, BindLstm, RnnShapeFn<kLstm>},
-      {std::string(kGru.op), kVariadic, 2, GruKernel, BindGru, RnnShapeFn<kGru>},
+      {std::string(kLstm.op), kVariadic, 3, LstmKernel, BindLayer<kLstm>, RnnShapeFn<kLstm>},
+      {std::string(kGru.op), kVariadic, 2, GruKernel, BindLayer<kGru>, RnnShapeFn<kGru>},
+      {std::string(kRnn.op), kVariadic, 2, RnnKernel, BindLayer<kRnn>, RnnShapeFn<kRnn>},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

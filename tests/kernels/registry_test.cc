@@ -40,11 +40,13 @@ const char* const kOperators[] = {
     "dyn.min", "dyn.prod", "dyn.l2_norm",
     // convolution family
     "nn.conv2d", "nn.conv1d", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
-    "image.resize2d",
+    "image.resize2d", "nn.grid_sample",
     // recurrent cells and layers
     "nn.lstm_cell", "nn.gru_cell", "nn.lstm", "nn.gru",
     // detection
     "vision.all_class_non_max_suppression", "vision.roi_align",
+    // text
+    "text.string_normalizer", "text.tfidf_vectorizer",
 };
 
 TEST(KernelLibraryTest, EveryOperatorIsRegisteredWithAShapeFunction) {

@@ -1,11 +1,13 @@
 // Tests of image.resize2d (kernels/nn/resize.cc): hand-computed results that pin the
-// semantics (PyTorch's bilinear, ONNX's nearest), then every method, coordinate mode and
-// rounding on random sizes (up- and downsampling, extents of 1) against a plain
-// reference written from TVM's formulas, and the errors.
+// semantics (PyTorch's bilinear, ONNX's nearest and cubic), then every method, coordinate
+// mode and rounding on random sizes (up- and downsampling, extents of 0 and 1) against a
+// plain reference written from TVM's formulas — for cubic and tf_crop_and_resize, from
+// ONNX's reference (onnx/backend/test/case/node/resize.py) —, and the errors.
 //
 // Tolerances: nearest copies input elements, so it is exact. The reference computes the
 // source coordinates in float as TVM does (so that nearest picks the same pixel) and the
-// interpolation in double; with inputs in [-1, 1] bilinear is within 1e-6 absolute.
+// interpolation in double; with inputs in [-1, 1] bilinear is within 1e-6 absolute, and
+// cubic, whose weights the kernel computes in float, within 1e-5.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -200,15 +202,214 @@ TEST(ResizeTest, DynTargetSizesAndScales) {
                 "give more than");
 }
 
+// ONNX's cubic convolution weights (resize.py's cubic_coeffs), in double.
+std::vector<double> CubicCoeffs(double r, double a) {
+  return {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+          ((a + 2) * r - (a + 3)) * r * r + 1,
+          ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1,
+          ((a * (2 - r) - 5 * a) * (2 - r) + 8 * a) * (2 - r) - 4 * a};
+}
+
+// One axis of a cubic sample as ONNX's interpolate_1d_with_x takes it: the four input
+// positions nearest to `v` (the lower ones on a tie: at a whole v, v - 2 ... v + 1 with
+// ratio 1), their weights, zeroed off the image and renormalised with `exclude`.
+void CubicTaps(double v, int64_t in, double a, bool exclude, int64_t* idx, double* w) {
+  const int64_t base = static_cast<int64_t>(std::floor(v));
+  const bool whole = v == std::floor(v);
+  const std::vector<double> c = CubicCoeffs(whole ? 1.0 : v - static_cast<double>(base), a);
+  double sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    idx[k] = base - (whole ? 2 : 1) + k;
+    w[k] = exclude && (idx[k] < 0 || idx[k] >= in) ? 0.0 : c[k];
+    sum += w[k];
+  }
+  for (int k = 0; k < 4 && exclude; ++k) w[k] /= sum;
+}
+
+// A resize's parameters beyond the sizes: ONNX's cubic options and tf_crop_and_resize's
+// roi ([start_h, start_w, end_h, end_w]) and extrapolation value.
+struct Options {
+  double alpha = -0.75;
+  bool exclude = false;
+  std::vector<float> roi = {0, 0, 1, 1};
+  double extrapolation = 0;
+};
+
+// tf_crop_and_resize's source coordinate, in float in ONNX's order of operations, as the
+// kernel computes it (so that nearest picks the same pixel).
+float CropSource(int64_t x, int64_t in, int64_t out, float start, float end) {
+  const float span = end - start, last = static_cast<float>(in - 1);
+  const float v = out > 1 ? static_cast<float>(x) * span * last / static_cast<float>(out - 1) : span * last / 2.0f;
+  return v + start * last;
+}
+
+// The reference of `method` ("nearest_neighbor", "linear", "cubic") under `mode`, ONNX's
+// cubic included and tf_crop_and_resize's extrapolation.
+std::vector<double> ReferenceOf(const std::vector<double>& x, int64_t planes, int64_t in_h, int64_t in_w,
+                                int64_t out_h, int64_t out_w, const std::string& method, const std::string& mode,
+                                const std::string& rounding, const Options& o) {
+  const bool crop = mode == "tf_crop_and_resize";
+  if (method != "cubic" && !crop) {
+    return Reference(x, planes, in_h, in_w, out_h, out_w, method == "linear", mode, rounding);
+  }
+  std::vector<double> y;
+  auto at = [&](int64_t p, int64_t i, int64_t j) {
+    return x[(p * in_h + std::clamp<int64_t>(i, 0, in_h - 1)) * in_w + std::clamp<int64_t>(j, 0, in_w - 1)];
+  };
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t oy = 0; oy < out_h; ++oy) {
+      for (int64_t ox = 0; ox < out_w; ++ox) {
+        const float sy = crop ? CropSource(oy, in_h, out_h, o.roi[0], o.roi[2]) : Source(mode, oy, in_h, out_h);
+        const float sx = crop ? CropSource(ox, in_w, out_w, o.roi[1], o.roi[3]) : Source(mode, ox, in_w, out_w);
+        if (crop && !(sy >= 0 && sy <= in_h - 1 && sx >= 0 && sx <= in_w - 1)) {
+          y.push_back(o.extrapolation);
+        } else if (method == "nearest_neighbor") {
+          y.push_back(at(p, Nearest(rounding, sy, in_h), Nearest(rounding, sx, in_w)));
+        } else if (method == "linear") {
+          const int64_t y0 = static_cast<int64_t>(std::floor(sy)), x0 = static_cast<int64_t>(std::floor(sx));
+          const double ty = sy - y0, tx = sx - x0;
+          const double top = at(p, y0, x0) * (1 - tx) + at(p, y0, x0 + 1) * tx;
+          const double bottom = at(p, y0 + 1, x0) * (1 - tx) + at(p, y0 + 1, x0 + 1) * tx;
+          y.push_back(top * (1 - ty) + bottom * ty);
+        } else {
+          int64_t iy[4], ix[4];
+          double wy[4], wx[4];
+          CubicTaps(sy, in_h, o.alpha, o.exclude, iy, wy);
+          CubicTaps(sx, in_w, o.alpha, o.exclude, ix, wx);
+          double sum = 0;
+          for (int j = 0; j < 4; ++j) {
+            double row = 0;
+            for (int k = 0; k < 4; ++k) row += wx[k] * at(p, iy[j], ix[k]);
+            sum += wy[j] * row;
+          }
+          y.push_back(sum);
+        }
+      }
+    }
+  }
+  return y;
+}
+
+void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+// ONNX's reference of a row [1, 2, 3, 4] resized to 8 (half_pixel) and 3 (align_corners).
+TEST(ResizeTest, CubicHandComputed) {
+  const NDArray row = TensorOf<float>({1, 1, 1, 4}, {1, 2, 3, 4});
+  Attrs attrs = ResizeAttrs(1, 8, "cubic", "half_pixel");
+  attrs["cubic_alpha"] = -0.75;
+  ExpectNear(Resize(row, attrs),
+             {0.89453125, 1.19140625, 1.66796875, 2.296875, 2.703125, 3.33203125, 3.80859375, 4.10546875}, 1e-6);
+  attrs["cubic_alpha"] = -0.5;
+  attrs["cubic_exclude"] = int64_t{1};
+  ExpectNear(Resize(row, attrs),
+             {0.91176468, 1.16788316, 1.70992362, 2.25, 2.75, 3.29007626, 3.83211684, 4.08823538}, 1e-6);
+  // Relay's default a = -0.5; a whole source coordinate reads its pixel.
+  EXPECT_EQ(Resize(row, ResizeAttrs(1, 3, "cubic", "align_corners")), (std::vector<double>{1, 2.5, 4}));
+}
+
+// ONNX's tf_crop_and_resize cases: a roi inside the image, and one reaching past it,
+// whose outputs there are the extrapolation value.
+TEST(ResizeTest, CropAndResizeHandComputed) {
+  std::vector<float> values(16);
+  for (int i = 0; i < 16; ++i) values[i] = static_cast<float>(i + 1);
+  const NDArray x = TensorOf<float>({1, 1, 4, 4}, values);
+  Attrs attrs = ResizeAttrs(3, 3, "linear", "tf_crop_and_resize");
+  absl::StatusOr<std::vector<NDArray>> inside =
+      RunKernel("image.resize2d", attrs, {x, TensorOf<float>({8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f})});
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  ExpectClose((*inside)[0], {7.6, 7.9, 8.2, 8.8, 9.1, 9.4, 10, 10.3, 10.6}, 1e-5, 0);
+  attrs["extrapolation_value"] = 10.0;
+  attrs.erase("size");
+  absl::StatusOr<std::vector<NDArray>> past =
+      RunKernel("dyn.image.resize2d", attrs,
+                {x, TensorOf<int64_t>({4}, {1, 1, 3, 3}), TensorOf<float>({8}, {0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f})},
+                {DType::kF32});
+  ASSERT_TRUE(past.ok()) << past.status();
+  ExpectClose((*past)[0], {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}, 1e-5, 0);
+}
+
+// Cubic under every coordinate mode, and every method under tf_crop_and_resize, on
+// random sizes and rois (reaching past the image now and then), through both forms.
+TEST(ResizeTest, CubicAndCropOnRandomSizes) {
+  std::mt19937 rng(17);
+  const std::string modes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                               "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  const std::string methods[] = {"nearest_neighbor", "linear", "cubic"};
+  const std::string roundings[] = {"round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"};
+  for (int iter = 0; iter < 200; ++iter) {
+    const int64_t n = RandomInt(rng, 0, 2), c = RandomInt(rng, 1, 2);
+    const int64_t in_h = RandomInt(rng, 1, 7), in_w = RandomInt(rng, 1, 7);
+    const int64_t out_h = RandomInt(rng, 0, 10), out_w = RandomInt(rng, 0, 10);
+    const std::string& mode = modes[rng() % 6];
+    const std::string& method = mode == "tf_crop_and_resize" ? methods[rng() % 3] : methods[2];
+    const std::string rounding = roundings[rng() % 5];
+    Options o;
+    o.alpha = RandomInt(rng, 0, 1) ? -0.5 : -0.75;
+    o.exclude = RandomInt(rng, 0, 1) == 1;
+    o.extrapolation = 7.5;
+    for (float& r : o.roi) r += static_cast<float>(RandomInt(rng, -4, 4)) / 10.0f;
+    Attrs attrs = ResizeAttrs(out_h, out_w, method, mode, rounding);
+    attrs["cubic_alpha"] = o.alpha;
+    attrs["cubic_exclude"] = int64_t{o.exclude};
+    attrs["extrapolation_value"] = o.extrapolation;
+    NDArray x = RandomTensor({n, c, in_h, in_w}, DType::kF32, rng);
+    const NDArray roi = TensorOf<float>({8}, {0, 0, o.roi[0], o.roi[1], 1, 1, o.roi[2], o.roi[3]});
+    SCOPED_TRACE(::testing::Message() << in_h << "x" << in_w << " -> " << out_h << "x" << out_w << " " << method
+                                      << " " << mode << " '" << rounding << "' a=" << o.alpha << " exclude="
+                                      << o.exclude << " roi " << o.roi[0] << " " << o.roi[1] << " " << o.roi[2]
+                                      << " " << o.roi[3]);
+    const std::vector<double> want =
+        ReferenceOf(Values(x), n * c, in_h, in_w, out_h, out_w, method, mode, rounding, o);
+    const double tol = method == "nearest_neighbor" ? 0.0 : 1e-5;
+    absl::StatusOr<std::vector<NDArray>> out = RunKernel("image.resize2d", attrs, {x, roi});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose((*out)[0], want, tol, 0.0);
+    attrs.erase("size");
+    out = RunKernel("dyn.image.resize2d", attrs, {x, TensorOf<int64_t>({4}, {n, c, out_h, out_w}), roi},
+                    {DType::kF32});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose((*out)[0], want, tol, 0.0);
+  }
+}
+
+TEST(ResizeTest, RoiErrors) {
+  const NDArray x = Empty({2, 1, 3, 3});
+  const Attrs crop = ResizeAttrs(2, 2, "linear", "tf_crop_and_resize");
+  ExpectInvalid(RunKernel("image.resize2d", crop, {x}),
+                "image.resize2d: coordinate_transformation_mode 'tf_crop_and_resize' needs the roi");
+  ExpectInvalid(RunKernel("image.resize2d", crop, {x, Empty({4})}),
+                "the roi must be f32 [8] (the starts, then the ends, along N, C, H, W), got f32 [4]");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "half_pixel"), {x, Empty({8}, DType::kI64)}),
+                "the roi must be f32 [8]");
+  // N (2 images) cannot be cropped; C (1 channel) reads its one slice whatever the range.
+  ExpectInvalid(RunKernel("image.resize2d", crop, {x, TensorOf<float>({8}, {0, 0, 0, 0, 0.5f, 1, 1, 1})}),
+                "the roi [0, 0, 0, 0, 0.5, 1, 1, 1] crops N or C of data [2, 1, 3, 3]");
+  EXPECT_TRUE(RunKernel("image.resize2d", crop, {x, TensorOf<float>({8}, {0, 0.5f, 0, 0, 1, 0.7f, 1, 1})}).ok());
+  ExpectInvalid(RunKernel("image.resize2d", crop, {x, x, x}),
+                "image.resize2d takes 1 or 2 inputs (data[, roi]), got 3");
+  Attrs dyn = crop;
+  dyn.erase("size");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x}, {DType::kF32}),
+                "dyn.image.resize2d takes 2 or 3 inputs (data, target[, roi]), got 1");
+  ExpectInvalid(RunKernel("dyn.image.resize2d", dyn, {x, TensorOf<int64_t>({4}, {2, 1, 2, 2})}, {DType::kF32}),
+                "needs the roi, a last input after the target");
+}
+
 TEST(ResizeTest, Errors) {
   NDArray x = Empty({1, 2, 3, 3});
   ExpectInvalid(RunKernel("image.resize2d", {}, {x}), "missing int list attribute 'size'");
   ExpectInvalid(RunKernel("image.resize2d", {{"size", std::vector<int64_t>{2}}}, {x}),
                 "attribute 'size' must be [height, width] in [0, 2147483648), got [2]");
-  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "cubic", "half_pixel"), {x}),
-                "unsupported method 'cubic': expected one of nearest_neighbor, linear");
-  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "tf_crop_and_resize"), {x}),
-                "unsupported coordinate_transformation_mode 'tf_crop_and_resize'");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "bicubic", "half_pixel"), {x}),
+                "unsupported method 'bicubic': expected one of nearest_neighbor, linear, cubic");
+  ExpectInvalid(RunKernel("image.resize2d", ResizeAttrs(2, 2, "linear", "tf_crop"), {x}),
+                "unsupported coordinate_transformation_mode 'tf_crop'");
+  Attrs cubic = ResizeAttrs(2, 2, "cubic", "half_pixel");
+  cubic["cubic_exclude"] = int64_t{2};
+  ExpectInvalid(RunKernel("image.resize2d", cubic, {x}), "cubic_exclude");
   ExpectInvalid(
       RunKernel("image.resize2d", ResizeAttrs(2, 2, "nearest_neighbor", "asymmetric", "up"), {x}),
       "unsupported rounding_method 'up'");

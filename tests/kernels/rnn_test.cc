@@ -9,8 +9,10 @@
 // reference written from ONNX's equations, on the same cases; zero peepholes against the
 // plain layer, bit for bit; seq_lens (ONNX's sequence_lens) against the double reference
 // with the lengths applied, lengths all seq against the layer without, bit for bit, and
-// its errors; and the microkernels behind them, every table this CPU runs,
-// against double references (the other gate microkernels are in nn_ukernels_test.cc).
+// its errors; ONNX's activations and clip in every slot, and nn.rnn (ONNX's simple RNN),
+// against the double reference with the same functions, and their errors; and the
+// microkernels behind them, every table this CPU runs, against double references (the
+// other gate microkernels are in nn_ukernels_test.cc).
 //
 // Tolerance: gate pre-activations are float GEMM sums of (input + hidden) products of
 // values in [-1, 1] (error ~ (in + hid) eps), and the vectorised sigmoid and tanh are
@@ -42,6 +44,45 @@ namespace dynvm::kernels::testing {
 namespace {
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// One of ONNX's activations (kernels/nn/rnn_activation.h), from its definition in ONNX's
+// operator docs.
+struct RefActivation {
+  std::string name;
+  double alpha = 0, beta = 0;
+
+  double operator()(double x) const {
+    if (name == "Relu") return std::max(x, 0.0);
+    if (name == "Tanh") return std::tanh(x);
+    if (name == "Sigmoid") return Sigmoid(x);
+    if (name == "Affine") return alpha * x + beta;
+    if (name == "LeakyRelu") return x >= 0 ? x : alpha * x;
+    if (name == "ThresholdedRelu") return x >= alpha ? x : 0;
+    if (name == "ScaledTanh") return alpha * std::tanh(beta * x);
+    if (name == "HardSigmoid") return std::min(std::max(alpha * x + beta, 0.0), 1.0);
+    if (name == "Elu") return x >= 0 ? x : alpha * (std::exp(x) - 1);
+    if (name == "Softsign") return x / (1 + std::abs(x));
+    EXPECT_EQ(name, "Softplus");
+    return std::log(1 + std::exp(x));
+  }
+};
+
+// A layer's functions f, g, h, each applied to its pre-activation clipped to ±clip.
+struct RefActivations {
+  RefActivation f{"Sigmoid"}, g{"Tanh"}, h{"Tanh"};
+  double clip = INFINITY;
+
+  double Clip(double x) const { return std::min(std::max(x, -clip), clip); }
+  double F(double x) const { return f(Clip(x)); }
+  double G(double x) const { return g(Clip(x)); }
+};
+
+// The defaults of the layer with `gates` gates: the RNN's f is tanh.
+RefActivations DefaultActivations(int gates) {
+  RefActivations act;
+  if (gates == 1) act.f = {"Tanh"};
+  return act;
+}
 
 // out[r, j] = sum_k in[r, k] * w[j, k] + bias[j] (bias may be empty).
 std::vector<double> Linear(const std::vector<double>& in, const std::vector<double>& w,
@@ -92,8 +133,10 @@ RefWeights WeightsOf(const std::vector<NDArray>& in, int first, bool bias) {
 // One step of PyTorch's LSTMCell on x [batch, input]: h and c [batch, hidden] updated.
 // With peepholes w.p = [p_i | p_o | p_f] (ONNX's LSTM): i and f also see p_i c and p_f c
 // (the previous cell state), o sees p_o c' (the new one).
+// Other activations `act` replace σ (f), the tanh of g (g) and that of c' (h, unclipped).
 void LstmStepReference(const CellSizes& s, const RefWeights& w, const std::vector<double>& x,
-                       std::vector<double>& h, std::vector<double>& c) {
+                       std::vector<double>& h, std::vector<double>& c,
+                       const RefActivations& act = {}) {
   const int64_t hid = s.hidden, g4 = 4 * hid;
   const std::vector<double> gi = Linear(x, w.w_ih, w.b_ih, s.batch, s.input, g4);
   const std::vector<double> gh = Linear(h, w.w_hh, w.b_hh, s.batch, hid, g4);
@@ -102,21 +145,23 @@ void LstmStepReference(const CellSizes& s, const RefWeights& w, const std::vecto
     for (int64_t j = 0; j < hid; ++j) {
       auto gate = [&](int k) { return gi[r * g4 + k * hid + j] + gh[r * g4 + k * hid + j]; };
       const double c_prev = c[r * hid + j];
-      const double i = Sigmoid(gate(0) + peephole(0, j) * c_prev);
-      const double f = Sigmoid(gate(1) + peephole(2, j) * c_prev);
-      const double g = std::tanh(gate(2));
+      const double i = act.F(gate(0) + peephole(0, j) * c_prev);
+      const double f = act.F(gate(1) + peephole(2, j) * c_prev);
+      const double g = act.G(gate(2));
       const double cell = f * c_prev + i * g;
-      const double o = Sigmoid(gate(3) + peephole(1, j) * cell);
+      const double o = act.F(gate(3) + peephole(1, j) * cell);
       c[r * hid + j] = cell;
-      h[r * hid + j] = o * std::tanh(cell);
+      h[r * hid + j] = o * act.h(cell);
     }
   }
 }
 
 // One step of PyTorch's GRUCell: h updated. Without `linear_before_reset` (ONNX's
-// default), n = tanh(x W_inᵀ + b_in + (r h) W_hnᵀ + b_hn).
+// default), n = tanh(x W_inᵀ + b_in + (r h) W_hnᵀ + b_hn). Other activations `act`
+// replace σ (f) and tanh (g).
 void GruStepReference(const CellSizes& s, const RefWeights& w, const std::vector<double>& x,
-                      std::vector<double>& h, bool linear_before_reset = true) {
+                      std::vector<double>& h, bool linear_before_reset = true,
+                      const RefActivations& act = {}) {
   const int64_t hid = s.hidden, g3 = 3 * hid;
   const std::vector<double> gi = Linear(x, w.w_ih, w.b_ih, s.batch, s.input, g3);
   const std::vector<double> gh = Linear(h, w.w_hh, w.b_hh, s.batch, hid, g3);
@@ -124,7 +169,7 @@ void GruStepReference(const CellSizes& s, const RefWeights& w, const std::vector
   std::vector<double> rh(s.batch * hid);
   for (int64_t r = 0; r < s.batch; ++r) {
     for (int64_t j = 0; j < hid; ++j) {
-      rh[r * hid + j] = Sigmoid(gi[r * g3 + j] + gh[r * g3 + j]) * h[r * hid + j];
+      rh[r * hid + j] = act.F(gi[r * g3 + j] + gh[r * g3 + j]) * h[r * hid + j];
     }
   }
   const std::vector<double> w_hn(w.w_hh.begin() + 2 * hid * hid, w.w_hh.end());
@@ -134,13 +179,21 @@ void GruStepReference(const CellSizes& s, const RefWeights& w, const std::vector
   for (int64_t r = 0; r < s.batch; ++r) {
     for (int64_t j = 0; j < hid; ++j) {
       const int64_t at = r * g3 + j;
-      const double reset = Sigmoid(gi[at] + gh[at]);
-      const double update = Sigmoid(gi[at + hid] + gh[at + hid]);
+      const double reset = act.F(gi[at] + gh[at]);
+      const double update = act.F(gi[at + hid] + gh[at + hid]);
       const double hidden = linear_before_reset ? reset * gh[at + 2 * hid] : rh_hn[r * hid + j];
-      const double n = std::tanh(gi[at + 2 * hid] + hidden);
+      const double n = act.G(gi[at + 2 * hid] + hidden);
       h[r * hid + j] = (1 - update) * n + update * h[r * hid + j];
     }
   }
+}
+
+// One step of ONNX's RNN: h = f(x w_ihᵀ + b_ih + h w_hhᵀ + b_hh).
+void RnnStepReference(const CellSizes& s, const RefWeights& w, const std::vector<double>& x,
+                      std::vector<double>& h, const RefActivations& act) {
+  const std::vector<double> gi = Linear(x, w.w_ih, w.b_ih, s.batch, s.input, s.hidden);
+  const std::vector<double> gh = Linear(h, w.w_hh, w.b_hh, s.batch, s.hidden, s.hidden);
+  for (size_t k = 0; k < h.size(); ++k) h[k] = act.F(gi[k] + gh[k]);
 }
 
 // PyTorch's LSTMCell: returns h' then c', each [batch, hidden].
@@ -288,7 +341,7 @@ LayerSizes VariantOf(LayerSizes s, int gates) {
   return s;
 }
 
-const char* LayerOp(int gates) { return gates == 4 ? "nn.lstm" : "nn.gru"; }
+const char* LayerOp(int gates) { return gates == 4 ? "nn.lstm" : gates == 3 ? "nn.gru" : "nn.rnn"; }
 const char* CellOp(int gates) { return gates == 4 ? "nn.lstm_cell" : "nn.gru_cell"; }
 
 // The inputs of a layer: x [seq, batch, input], h0[, c0], w_ih, w_hh[, b_ih, b_hh[, p]],
@@ -346,10 +399,12 @@ std::vector<std::vector<double>> RunCells(const LayerSizes& s, int gates,
 
 // The outputs of a layer from the double reference cells: y, h_n[, c_n]. With `lens`
 // (ONNX's sequence_lens), row r runs only the steps t < lens[r], its state unchanged
-// and its y zero at the others.
+// and its y zero at the others. `act`: other activations than the defaults.
 std::vector<std::vector<double>> LayerReference(const LayerSizes& s, int gates,
                                                 const std::vector<NDArray>& in,
-                                                const std::vector<int64_t>& lens = {}) {
+                                                const std::vector<int64_t>& lens = {},
+                                                const RefActivations* act = nullptr) {
+  const RefActivations functions = act != nullptr ? *act : DefaultActivations(gates);
   const CellSizes cell{s.batch, s.input, s.hidden, s.bias};
   const RefWeights w = WeightsOf(in, gates == 4 ? 3 : 2, s.bias);
   const int64_t x_step = s.batch * s.input, state = s.batch * s.hidden;
@@ -361,9 +416,11 @@ std::vector<std::vector<double>> LayerReference(const LayerSizes& s, int gates,
     const std::vector<double> x_t(x.begin() + t * x_step, x.begin() + (t + 1) * x_step);
     std::vector<double> h_t = h, c_t = c;
     if (gates == 4) {
-      LstmStepReference(cell, w, x_t, h_t, c_t);
+      LstmStepReference(cell, w, x_t, h_t, c_t, functions);
+    } else if (gates == 3) {
+      GruStepReference(cell, w, x_t, h_t, /*linear_before_reset=*/!s.variant, functions);
     } else {
-      GruStepReference(cell, w, x_t, h_t, /*linear_before_reset=*/!s.variant);
+      RnnStepReference(cell, w, x_t, h_t, functions);
     }
     for (int64_t r = 0; r < s.batch; ++r) {
       if (!lens.empty() && t >= lens[r]) continue;
@@ -480,7 +537,7 @@ TEST(LstmLayerTest, ZeroPeepholesAreThePlainLayer) {
 
 TEST(RnnLayerTest, ZeroStepsGiveTheInitialStates) {
   std::mt19937 rng(78);
-  for (int gates : {4, 3}) {
+  for (int gates : {4, 3, 1}) {
     for (bool variant : {false, true}) {
       const LayerSizes s{0, 3, 4, 10, true, gates == 3, variant};
       const std::vector<NDArray> in = LayerInputs(rng, s, gates);
@@ -497,7 +554,7 @@ TEST(RnnLayerTest, ZeroStepsGiveTheInitialStates) {
 TEST(RnnLayerTest, StatesInPlace) {
   // h_n written over h0 and c_n over c0, as a streaming caller carries its state.
   std::mt19937 rng(79);
-  for (int gates : {4, 3}) {
+  for (int gates : {4, 3, 1}) {
     for (const int64_t seq : {0, 1, 5}) {
       for (const bool variant : {false, true}) {
         const LayerSizes s{seq, 2, 6, 19, true, seq == 5, variant};
@@ -555,7 +612,7 @@ NDArray LengthsOf(const std::vector<int64_t>& lens, DType dtype) {
 
 TEST(RnnLayerTest, SeqLensMatchTheDoubleReference) {
   std::mt19937 rng(86);
-  for (int gates : {4, 3}) {
+  for (int gates : {4, 3, 1}) {
     const int outputs = gates == 4 ? 3 : 2;
     int index = 0;
     for (const LayerSizes& plain : LayerCases(rng)) {
@@ -610,7 +667,7 @@ TEST(RnnLayerTest, FullSeqLensAreTheLayerWithout) {
   // Every length seq: the results without seq_lens, bit for bit (the state kept in h_n
   // rather than in y changes no arithmetic).
   std::mt19937 rng(87);
-  for (int gates : {4, 3}) {
+  for (int gates : {4, 3, 1}) {
     const int outputs = gates == 4 ? 3 : 2;
     for (LayerSizes s : {LayerSizes{6, 3, 5, 13, true, false}, LayerSizes{9, 10, 7, 33, true, true},
                          LayerSizes{1, 2, 3, 4, true, true}}) {
@@ -636,7 +693,7 @@ TEST(RnnLayerTest, FullSeqLensAreTheLayerWithout) {
 
 TEST(RnnLayerTest, SeqLensErrors) {
   std::mt19937 rng(88);
-  for (int gates : {4, 3}) {
+  for (int gates : {4, 3, 1}) {
     const std::string op = LayerOp(gates);
     const int outputs = gates == 4 ? 3 : 2;
     LayerSizes s{5, 3, 2, 4, true, false};
@@ -679,6 +736,180 @@ TEST(RnnLayerTest, SeqLensErrors) {
   ExpectInvalid(RunKernel("nn.gru_cell", {},
                           {Empty({3, 2}), gru[1], gru[2], gru[3], gru[4], gru[5], lens}),
                 "nn.gru_cell takes 4 or 6 inputs");
+}
+
+// ---------------------------------------------------------------------------------------
+// ONNX's activations and clip (kernels/nn/rnn_activation.h), and nn.rnn: against the
+// double reference with the same functions, on the layer cases (at most 8 steps) with
+// random functions in every slot (their alpha and beta exact in float, or left to their
+// defaults), no clip or one that binds, the variants, reverse and seq_lens. Functions
+// such as Affine or Relu let the states grow past [-1, 1], so the tolerance is relative
+// too: kActivationTolerance absolute and relative.
+
+constexpr double kActivationTolerance = 1e-5;
+
+// ONNX's names, and which of them take activation_alpha and activation_beta values.
+constexpr const char* kActivationNames[] = {"Relu",       "Tanh",        "Sigmoid",  "Affine",
+                                            "LeakyRelu",  "ThresholdedRelu", "ScaledTanh",
+                                            "HardSigmoid", "Elu",        "Softsign", "Softplus"};
+
+bool TakesAlpha(const std::string& name) {
+  return name == "Affine" || name == "LeakyRelu" || name == "ThresholdedRelu" ||
+         name == "ScaledTanh" || name == "HardSigmoid" || name == "Elu";
+}
+bool TakesBeta(const std::string& name) {
+  return name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
+}
+
+// The defaults of ONNX's operators of the same names (ScaledTanh's: 1, 1).
+void SetDefaults(RefActivation& a) {
+  a.alpha = a.name == "LeakyRelu" ? 0.01f : a.name == "HardSigmoid" ? 0.2f : 1;
+  a.beta = a.name == "HardSigmoid" ? 0.5f : a.name == "ScaledTanh" ? 1 : 0;
+}
+
+// Random functions for the slots of the layer with `gates` gates (its defaults now and
+// then), their names in any case, some of their alpha and beta values (the rest left to
+// the defaults), and a clip now and then, always with an unbounded function (else the
+// LSTM's cell state may grow past float's range): into `attrs`, and as the reference's.
+RefActivations RandomActivations(std::mt19937& rng, int gates, Attrs& attrs) {
+  RefActivations act = DefaultActivations(gates);
+  if (rng() % 5 == 0) return act;
+  RefActivation* slots[] = {&act.f, &act.g, &act.h};
+  const char* attr_names[] = {"activation_f", "activation_g", "activation_h"};
+  const int count = gates == 4 ? 3 : gates == 3 ? 2 : 1;
+  std::vector<RefActivation*> alpha_takers, beta_takers;
+  bool unbounded = false;
+  for (int i = 0; i < count; ++i) {
+    RefActivation& a = *slots[i];
+    a.name = kActivationNames[RandomInt(rng, 0, 10)];
+    SetDefaults(a);
+    std::string name = a.name;
+    if (rng() % 4 == 0) std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    attrs[attr_names[i]] = name;
+    if (TakesAlpha(a.name)) alpha_takers.push_back(&a);
+    if (TakesBeta(a.name)) beta_takers.push_back(&a);
+    unbounded = unbounded || a.name == "Relu" || a.name == "Affine" || a.name == "LeakyRelu" ||
+                a.name == "ThresholdedRelu" || a.name == "Elu" || a.name == "Softplus";
+  }
+  constexpr double kValues[] = {0.25, 0.5, 1.5, 2.0, -0.75};  // exact in float
+  std::vector<double> alphas, betas;
+  for (size_t i = 0, n = RandomInt(rng, 0, alpha_takers.size()); i < n; ++i) {
+    alphas.push_back(alpha_takers[i]->alpha = kValues[RandomInt(rng, 0, 4)]);
+  }
+  for (size_t i = 0, n = RandomInt(rng, 0, beta_takers.size()); i < n; ++i) {
+    betas.push_back(beta_takers[i]->beta = kValues[RandomInt(rng, 0, 4)]);
+  }
+  if (!alphas.empty()) attrs["activation_alpha"] = alphas;
+  if (!betas.empty()) attrs["activation_beta"] = betas;
+  if (unbounded || rng() % 2 == 0) {
+    act.clip = rng() % 2 == 0 ? 0.5 : 3.0;
+    attrs["clip"] = act.clip;
+  }
+  return act;
+}
+
+TEST(RnnLayerTest, ActivationsAndClipMatchTheDoubleReference) {
+  std::mt19937 rng(90);
+  for (int gates : {4, 3, 1}) {
+    const int outputs = gates == 4 ? 3 : 2;
+    for (const LayerSizes& plain : LayerCases(rng)) {
+      LayerSizes s = rng() % 2 == 0 ? VariantOf(plain, gates) : plain;
+      s.seq = std::min<int64_t>(s.seq, 8);
+      const bool with_lens = rng() % 3 == 0;
+      std::vector<NDArray> in =
+          with_lens ? SeqLensInputs(rng, s, gates) : LayerInputs(rng, s, gates);
+      std::vector<int64_t> lens;
+      if (with_lens) {
+        lens = RandomLengths(rng, s);
+        in.push_back(LengthsOf(lens, DType::kI64));
+      }
+      Attrs attrs = LayerAttrs(s, gates, rng);
+      const RefActivations act = RandomActivations(rng, gates, attrs);
+      SCOPED_TRACE(Describe(s) << " " << LayerOp(gates) << " seq_lens " << with_lens << " f "
+                               << act.f.name << " " << act.f.alpha << " " << act.f.beta << " g "
+                               << act.g.name << " h " << act.h.name << " clip " << act.clip);
+      absl::StatusOr<std::vector<NDArray>> out = RunKernel(LayerOp(gates), attrs, in, {}, outputs);
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::vector<std::vector<double>> want = LayerReference(s, gates, in, lens, &act);
+      for (int k = 0; k < outputs; ++k) {
+        ExpectClose((*out)[k], want[k], kActivationTolerance, kActivationTolerance);
+      }
+    }
+  }
+}
+
+TEST(RnnLayerTest, DefaultsNamedAreTheDefaultPath) {
+  // The default functions named (in any case) and no clip: the vectorised gate passes,
+  // bit for bit.
+  std::mt19937 rng(91);
+  for (int gates : {4, 3}) {
+    const LayerSizes s{6, 3, 5, 13, true, true};
+    const std::vector<NDArray> in = LayerInputs(rng, s, gates);
+    Attrs named = {{"activation_f", std::string("sigmoid")}, {"activation_g", std::string("Tanh")}};
+    if (gates == 4) named["activation_h"] = std::string("TANH");
+    absl::StatusOr<std::vector<NDArray>> plain = RunKernel(LayerOp(gates), {}, in, {}, gates - 1);
+    absl::StatusOr<std::vector<NDArray>> with = RunKernel(LayerOp(gates), named, in, {}, gates - 1);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    ASSERT_TRUE(with.ok()) << with.status();
+    for (int k = 0; k < gates - 1; ++k) ExpectSameBits((*with)[k], (*plain)[k], "output");
+  }
+}
+
+TEST(RnnLayerTest, ActivationErrors) {
+  std::mt19937 rng(92);
+  const LayerSizes s{5, 2, 3, 4, true, false};
+  const std::vector<NDArray> in = LayerInputs(rng, s, 1);
+  const std::vector<NDArray> lstm = LayerInputs(rng, s, 4);
+  auto rnn = [&](Attrs attrs) { return RunKernel("nn.rnn", attrs, in, {}, 2); };
+  ExpectInvalid(rnn({{"activation_f", std::string("Swish")}}),
+                "unknown activation 'Swish': expected Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
+                "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign or Softplus");
+  ExpectInvalid(rnn({{"activation_f", std::string("LeakyRelu")},
+                     {"activation_alpha", std::vector<double>{0.1, 0.2}}}),
+                "activation_alpha has 2 and activation_beta 0 values, the activations take 1 "
+                "and 0");
+  ExpectInvalid(rnn({{"activation_beta", std::vector<double>{1}}}),
+                "activation_alpha has 0 and activation_beta 1 values, the activations take 0 "
+                "and 0");
+  ExpectInvalid(rnn({{"activation_alpha", std::string("1")}}),
+                "attribute 'activation_alpha' must be a list of floats");
+  ExpectInvalid(rnn({{"clip", 0.0}}), "attribute 'clip' must be > 0, got 0");
+  ExpectInvalid(rnn({{"clip", -1.0}}), "attribute 'clip' must be > 0, got -1");
+  ExpectInvalid(rnn({{"activation_g", std::string("Tanh")}}), "activation_g");
+  ExpectInvalid(rnn({{"linear_before_reset", int64_t{0}}}), "linear_before_reset");
+  ExpectInvalid(RunKernel("nn.gru", {{"activation_h", std::string("Tanh")}},
+                          LayerInputs(rng, s, 3), {}, 2),
+                "activation_h");
+  ExpectInvalid(RunKernel("nn.lstm", {{"activation_h", int64_t{1}}}, lstm, {}, 3),
+                "activation_h");
+}
+
+TEST(SimpleRnnLayerTest, Errors) {
+  std::mt19937 rng(93);
+  const LayerSizes s{5, 2, 3, 4, true, false};
+  const std::vector<NDArray> in = LayerInputs(rng, s, 1);
+  auto with = [&](int index, NDArray t) {
+    std::vector<NDArray> v = in;
+    v[index] = std::move(t);
+    return RunKernel("nn.rnn", {}, v, {}, 2);
+  };
+  ExpectInvalid(with(0, Empty({5, 2, 3}, DType::kF64)),
+                "unsupported dtype f64 for nn.rnn x: expected f32");
+  ExpectInvalid(with(1, Empty({3, 4})),
+                "nn.rnn: x [5, 2, 3] and h0 [3, 4] must be [seq, batch, input_size] and [batch, "
+                "hidden_size]");
+  ExpectInvalid(with(2, Empty({8, 3})), "nn.rnn: w_ih has shape [8, 3], expected [4, 3]");
+  ExpectInvalid(with(3, Empty({4, 3})), "nn.rnn: w_hh has shape [4, 3], expected [4, 4]");
+  ExpectInvalid(with(5, Empty({8})), "nn.rnn: b_hh has shape [8], expected [4]");
+  ExpectInvalid(RunKernel("nn.rnn", {}, {in[0], in[1], in[2]}, {}, 2),
+                "nn.rnn takes 4 or 6 or 7 inputs (x, h0, w_ih, w_hh and optionally b_ih, b_hh, "
+                "then seq_lens), got 3");
+  std::vector<NDArray> lens = in;
+  lens.push_back(TensorOf<int32_t>({2}, {6, 0}));
+  ExpectInvalid(RunKernel("nn.rnn", {}, lens, {}, 2),
+                "nn.rnn: seq_lens[0] is 6, out of range [0, 5] (seq)");
+  ExpectInvalid(CallWithOutputs("nn.rnn", {}, in, {Empty({5, 2, 4}), Empty({2, 5})}),
+                "nn.rnn: output 1 has shape [2, 5], expected [2, 4]");
 }
 
 TEST(LstmLayerTest, Errors) {

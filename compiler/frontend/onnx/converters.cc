@@ -36,6 +36,7 @@ const ops::ConverterTable& Table() {
     ops::AddIndexingConverters(*t);
     ops::AddTrainingConverters(*t);
     ops::AddDetectionConverters(*t);
+    ops::AddTextConverters(*t);
     return t;
   }();
   return *table;

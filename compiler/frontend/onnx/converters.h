@@ -89,6 +89,10 @@ class NodeContext {
                                      std::optional<std::string> fallback = {}) const;
   absl::StatusOr<std::vector<int64_t>> Ints(std::string_view name,
                                             std::optional<std::vector<int64_t>> fallback = {}) const;
+  absl::StatusOr<std::vector<double>> Floats(std::string_view name,
+                                             std::optional<std::vector<double>> fallback = {}) const;
+  absl::StatusOr<std::vector<std::string>> Strings(std::string_view name,
+                                                   std::optional<std::vector<std::string>> fallback = {}) const;
   absl::StatusOr<NDArray> Tensor(std::string_view name) const;
   // A TYPE_PROTO attribute as an IR type (TypeFromProto).
   absl::StatusOr<Type> TypeAttr(std::string_view name) const;

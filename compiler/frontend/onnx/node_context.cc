@@ -120,6 +120,10 @@ DYNVM_ONNX_ATTR_GETTER(Float, double, FLOAT, static_cast<double>(a->f()))
 DYNVM_ONNX_ATTR_GETTER(String, std::string, STRING, a->s())
 DYNVM_ONNX_ATTR_GETTER(Ints, std::vector<int64_t>, INTS,
                        std::vector<int64_t>(a->ints().begin(), a->ints().end()))
+DYNVM_ONNX_ATTR_GETTER(Floats, std::vector<double>, FLOATS,
+                       std::vector<double>(a->floats().begin(), a->floats().end()))
+DYNVM_ONNX_ATTR_GETTER(Strings, std::vector<std::string>, STRINGS,
+                       std::vector<std::string>(a->strings().begin(), a->strings().end()))
 #undef DYNVM_ONNX_ATTR_GETTER
 
 absl::StatusOr<NDArray> NodeContext::Tensor(std::string_view name) const {

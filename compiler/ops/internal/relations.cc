@@ -33,11 +33,15 @@ absl::StatusOr<Type> FusedProgramRel(const OpCall& call, size_t inputs) {
     DYNVM_ASSIGN_OR_RETURN(const Type t, TensorArg(call, i, absl::StrCat("input ", i), kF32));
     DYNVM_ASSIGN_OR_RETURN(shape, BroadcastShapes(call, shape, t.shape()));
   }
+  DYNVM_RETURN_IF_ERROR(CheckKernelAttrs(call));
+  return Type::Tensor(DType::kF32, std::move(shape));
+}
+
+absl::Status CheckKernelAttrs(const OpCall& call) {
   const absl::Status bound = kernels::DefaultRegistry()
                                  .Bind(call.op, call.attrs, static_cast<int>(call.args.size()), 1)
                                  .status();
-  if (!bound.ok()) return OpError(call, bound.message());
-  return Type::Tensor(DType::kF32, std::move(shape));
+  return bound.ok() ? bound : OpError(call, bound.message());
 }
 
 absl::StatusOr<Type> TensorArg(const OpCall& call, int i, std::string_view what,

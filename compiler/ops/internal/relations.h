@@ -52,6 +52,10 @@ absl::StatusOr<std::vector<int64_t>> IntsAttr(const OpCall& call, std::string_vi
                                               std::vector<int64_t> fallback);
 // Whether the attribute is present.
 bool HasAttr(const OpCall& call, std::string_view name);
+// Binds the call's kernel (one output) with its attributes, so that a bad one fails at
+// compile time with the message loading the executable would give, prefixed with the
+// operator.
+absl::Status CheckKernelAttrs(const OpCall& call);
 
 // The tables of the families.
 absl::Span<const OpDef> ElementwiseOps();
@@ -61,6 +65,7 @@ absl::Span<const OpDef> TransformOps();
 absl::Span<const OpDef> CreationOps();
 absl::Span<const OpDef> ConvOps();
 absl::Span<const OpDef> DetectionOps();
+absl::Span<const OpDef> TextOps();
 
 }  // namespace dynvm::compiler::internal
 

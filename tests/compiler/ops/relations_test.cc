@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "kernels/api.h"
+#include "kernels/data_movement/text.h"
 #include "kernels/elementwise/native_elementwise.h"
 #include "kernels/kernel.h"
 #include "objects/allocator.h"
@@ -444,20 +445,41 @@ const std::map<std::string, Generator>& Generators() {
     (*g)["nn.global_avg_pool2d"] = [](std::mt19937& rng) {
       return Case{{{DType::kF32, RandShape(rng, 3, 5)}}, {}};
     };
-    (*g)["dyn.image.resize2d"] = [](std::mt19937& rng) {
+    // Both resizes take a roi last now and then (f32 [8], now and then not: an error both
+    // ways), which tf_crop_and_resize needs (its N and C ranges [0, 1]).
+    const auto with_roi = [](std::mt19937& rng, Case c) {
+      if (Rand(rng, 0, 2) != 0) return c;
+      c.args.push_back({Rand(rng, 0, 9) == 0 ? DType::kI64 : DType::kF32, {Rand(rng, 0, 9) == 0 ? 4 : 8}});
+      c.values[static_cast<int>(c.args.size()) - 1] = {0, 0, 0.1, 0.2, 1, 1, 0.9, 1.3};
+      if (Rand(rng, 0, 1)) c.attrs["coordinate_transformation_mode"] = std::string("tf_crop_and_resize");
+      return c;
+    };
+    (*g)["dyn.image.resize2d"] = [with_roi](std::mt19937& rng) {
       const Shape data = {Rand(rng, 1, 2), Rand(rng, 1, 2), Rand(rng, 1, 4), Rand(rng, 1, 4)};
       if (Rand(rng, 0, 1) == 0) {  // sizes, now and then changing C (an error both ways)
         const double c = static_cast<double>(Rand(rng, 0, 9) == 0 ? data[1] + 1 : data[1]);
-        return Case{{{DType::kF32, data}, {DType::kI64, {4}}}, {}, 1,
-                    {{1, {static_cast<double>(data[0]), c, static_cast<double>(Rand(rng, 0, 5)),
-                          static_cast<double>(Rand(rng, 0, 5))}}}};
+        return with_roi(rng, Case{{{DType::kF32, data}, {DType::kI64, {4}}}, {}, 1,
+                                  {{1, {static_cast<double>(data[0]), c, static_cast<double>(Rand(rng, 0, 5)),
+                                        static_cast<double>(Rand(rng, 0, 5))}}}});
       }
-      return Case{{{DType::kF32, data}, {DType::kF32, {4}}}, {}, 1,
-                  {{1, {1.0, 1.0, 0.5 * static_cast<double>(Rand(rng, 1, 5)), 0.5 * static_cast<double>(Rand(rng, 1, 5))}}}};
+      return with_roi(rng, Case{{{DType::kF32, data}, {DType::kF32, {4}}}, {}, 1,
+                                {{1, {1.0, 1.0, 0.5 * static_cast<double>(Rand(rng, 1, 5)),
+                                      0.5 * static_cast<double>(Rand(rng, 1, 5))}}}});
     };
-    (*g)["image.resize2d"] = [](std::mt19937& rng) {
+    (*g)["image.resize2d"] = [with_roi](std::mt19937& rng) {
       const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
-      return Case{{{DType::kF32, data}}, {{"size", std::vector<int64_t>{Rand(rng, 0, 5), Rand(rng, 0, 5)}}}};
+      return with_roi(rng,
+                      Case{{{DType::kF32, data}}, {{"size", std::vector<int64_t>{Rand(rng, 0, 5), Rand(rng, 0, 5)}}}});
+    };
+    // Grids whose N or last extent now and then do not fit (an error both ways).
+    (*g)["nn.grid_sample"] = [](std::mt19937& rng) {
+      const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
+      const Shape grid = {Rand(rng, 0, 9) == 0 ? data[0] + 1 : data[0], Rand(rng, 0, 3), Rand(rng, 0, 3),
+                          Rand(rng, 0, 9) == 0 ? 3 : 2};
+      return Case{{{DType::kF32, data}, {DType::kF32, grid}},
+                  {{"method", std::string(Rand(rng, 0, 1) ? "bicubic" : "nearest")},
+                   {"padding_mode", std::string(Rand(rng, 0, 1) ? "border" : "reflection")},
+                   {"align_corners", Rand(rng, 0, 1)}}};
     };
     (*g)["vision.roi_align"] = [](std::mt19937& rng) {
       const Shape data = {Rand(rng, 0, 2), Rand(rng, 0, 2), Rand(rng, 0, 4), Rand(rng, 0, 4)};
@@ -488,6 +510,38 @@ const std::map<std::string, Generator>& Generators() {
         for (int64_t d : c.args[i].second) count *= d;
         std::vector<double>& v = c.values[static_cast<int>(i)];
         for (int64_t e = 0; e < count; ++e) v.push_back(static_cast<double>(Rand(rng, 0, 3)));
+      }
+      return c;
+    };
+    // String tensors hold "" (zeros): the stopword "" drops every element (the length
+    // comes from the values), "a" none. [1, C] often, now and then another batch or dtype.
+    (*g)["text.string_normalizer"] = [](std::mt19937& rng) {
+      Shape s = RandShape(rng, 1, 3);
+      if (s.size() == 2 && Rand(rng, 0, 2) != 0) s[0] = 1;
+      Case c{{{Rand(rng, 0, 9) == 0 ? DType::kF32 : DType::kString, s}},
+             {{"is_case_sensitive", Rand(rng, 0, 1)},
+              {"case_change_action", std::string(Rand(rng, 0, 1) ? "UPPER" : "NONE")}}};
+      if (const int64_t pick = Rand(rng, 0, 2); pick != 0) {
+        c.attrs["stopwords"] = kernels::EncodeStringList({std::string(pick == 1 ? "" : "a")});
+      }
+      return c;
+    };
+    // Unigrams and a bigram of integers or strings; X now and then of another dtype.
+    (*g)["text.tfidf_vectorizer"] = [](std::mt19937& rng) {
+      const bool strings = Rand(rng, 0, 2) == 0;
+      DType dtype = strings ? DType::kString : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
+      if (Rand(rng, 0, 9) == 0) dtype = DType::kF32;
+      Case c{{{dtype, RandShape(rng, 0, 3)}},
+             {{"mode", std::string(Rand(rng, 0, 1) ? "TF" : "TFIDF")},
+              {"min_gram_length", Rand(rng, 1, 2)},
+              {"max_gram_length", int64_t{2}},
+              {"max_skip_count", Rand(rng, 0, 2)},
+              {"ngram_counts", std::vector<int64_t>{0, 2}},
+              {"ngram_indexes", std::vector<int64_t>{0, Rand(rng, 1, 4), 2}}}};
+      if (strings) {
+        c.attrs["pool_strings"] = kernels::EncodeStringList(std::vector<std::string>{"", "a", "", "a"});
+      } else {
+        c.attrs["pool_int64s"] = std::vector<int64_t>{0, 1, 0, 1};
       }
       return c;
     };
@@ -664,13 +718,14 @@ const std::map<std::string, Generator>& Generators() {
         return c;
       };
     }
-    // The layers: x [seq, b, in] and the attribute reverse, now and then not 0 or 1; the
-    // LSTM's peepholes p [3 hid] after the biases (now and then of 4 hid, or without the
-    // biases), the GRU's linear_before_reset (now and then 2, or given to the LSTM); then
-    // seq_lens [b], int32 or int64 (now and then float32 or of b + 1, or without all the
-    // inputs before it).
-    for (int gates : {3, 4}) {
-      (*g)[gates == 4 ? "nn.lstm" : "nn.gru"] = [gates](std::mt19937& rng) {
+    // The layers (nn.rnn: one gate): x [seq, b, in] and the attribute reverse, now and
+    // then not 0 or 1; the LSTM's peepholes p [3 hid] after the biases (now and then of
+    // 4 hid, or without the biases), the GRU's linear_before_reset (now and then 2, or
+    // given to the others); then seq_lens [b], int32 or int64 (now and then float32 or of
+    // b + 1, or without all the inputs before it); now and then an activation (or an
+    // unknown one), alpha values (or too many) and a clip (or a negative one).
+    for (int gates : {1, 3, 4}) {
+      (*g)[gates == 4 ? "nn.lstm" : gates == 3 ? "nn.gru" : "nn.rnn"] = [gates](std::mt19937& rng) {
         const int64_t seq = Rand(rng, 0, 3), b = Rand(rng, 0, 3), in = Rand(rng, 0, 4), hid = Rand(rng, 1, 4);
         Case c{{{DType::kF32, {seq, b, in}}, {DType::kF32, {Rand(rng, 0, 9) == 0 ? b + 1 : b, hid}}}, {}, gates == 4 ? 3 : 2};
         if (gates == 4) c.args.push_back({DType::kF32, {b, Rand(rng, 0, 9) == 0 ? hid + 1 : hid}});
@@ -684,7 +739,7 @@ const std::map<std::string, Generator>& Generators() {
         if (gates == 4 && (bias ? Rand(rng, 0, 1) : Rand(rng, 0, 19) == 0)) {
           c.args.push_back({DType::kF32, {Rand(rng, 0, 9) == 0 ? 4 * hid : 3 * hid}});
         }
-        const bool before = bias && (gates == 3 || c.args.size() == 8);
+        const bool before = bias && (gates != 4 || c.args.size() == 8);
         if (before ? Rand(rng, 0, 1) != 0 : Rand(rng, 0, 19) == 0) {
           const int64_t pick = Rand(rng, 0, 19);
           const DType dtype = pick == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
@@ -694,6 +749,12 @@ const std::map<std::string, Generator>& Generators() {
         if (gates == 3 ? Rand(rng, 0, 1) != 0 : Rand(rng, 0, 19) == 0) {
           c.attrs["linear_before_reset"] = Rand(rng, 0, 19) == 0 ? int64_t{2} : Rand(rng, 0, 1);
         }
+        if (Rand(rng, 0, 3) == 0) {
+          c.attrs[Rand(rng, 0, 9) == 0 ? "activation_h" : "activation_f"] =
+              std::string(Rand(rng, 0, 9) == 0 ? "Swish" : "LeakyRelu");
+        }
+        if (Rand(rng, 0, 3) == 0) c.attrs["activation_alpha"] = std::vector<double>(Rand(rng, 1, 2), 0.5);
+        if (Rand(rng, 0, 3) == 0) c.attrs["clip"] = Rand(rng, 0, 9) == 0 ? -1.0 : 2.5;
         return c;
       };
     }

@@ -87,6 +87,7 @@ void AddSignalConverters(ConverterTable& table);
 void AddIndexingConverters(ConverterTable& table);
 void AddTrainingConverters(ConverterTable& table);
 void AddDetectionConverters(ConverterTable& table);
+void AddTextConverters(ConverterTable& table);
 
 // Whether `op_type` is one of the sequence operators, whose converters call the
 // functions of the sequence prelude.

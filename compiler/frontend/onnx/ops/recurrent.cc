@@ -1,5 +1,5 @@
-// Converters of ONNX's recurrent layers, LSTM and GRU, to the kernels nn.lstm and
-// nn.gru, one call per direction.
+// Converters of ONNX's recurrent layers, LSTM, GRU and RNN, to the kernels nn.lstm,
+// nn.gru and nn.rnn, one call per direction.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/ops/common.h"
+#include "kernels/nn/rnn_activation.h"
 
 namespace dynvm::compiler::onnx_frontend::ops {
 namespace {
@@ -35,27 +36,68 @@ absl::StatusOr<OnnxValue> Direction(const NodeContext& ctx, const OnnxValue& t, 
   return ctx.Call("take", {t, NodeContext::ConstantI64({d}, /*scalar=*/true)}, {{"axis", int64_t{0}}});
 }
 
-// ONNX LSTM (gates i, o, f, c) and GRU (z, r, h) as nn.lstm / nn.gru (PyTorch's i, f, g, o
-// and r, z, n), one call per direction: the default activations and no clip; LSTM
-// peepholes, GRU's linear_before_reset and sequence_lens as the kernels take them;
-// layout 1 (batch first) by transposes around the time-major kernels.
-template <bool kLstm>
+// The attributes of direction `d`'s call (of `directions`) for ONNX's activations
+// (`kSlots` per direction, the first direction's first; none: the defaults) and their
+// alpha and beta values, which the functions that take one consume in that order: the
+// direction's functions (activation_f, _g, _h) and the values they consume
+// (kernels/nn/rnn_activation.h).
+template <int kSlots>
+absl::Status AddActivationAttrs(const NodeContext& ctx, int64_t directions, int64_t d, kernels::Attrs& attrs) {
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<std::string> names,
+                         ctx.Strings("activations", std::vector<std::string>{}));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<double> alphas, ctx.Floats("activation_alpha", std::vector<double>{}));
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<double> betas, ctx.Floats("activation_beta", std::vector<double>{}));
+  if (names.empty()) return absl::OkStatus();
+  if (names.size() != static_cast<size_t>(kSlots * directions)) {
+    return ctx.Invalid(absl::StrFormat("activations has %d names, expected %d (%d per direction)", names.size(),
+                                       kSlots * directions, kSlots));
+  }
+  static constexpr const char* kAttrs[] = {"activation_f", "activation_g", "activation_h"};
+  size_t alpha = 0, beta = 0;  // the values consumed so far
+  std::vector<double> own_alphas, own_betas;
+  for (int64_t i = 0; i < kSlots * (d + 1); ++i) {
+    const absl::StatusOr<kernels::nn::RnnActivationKind> parsed = kernels::nn::ParseRnnActivation(names[i]);
+    if (!parsed.ok()) return ctx.Invalid(std::string(parsed.status().message()));
+    const kernels::nn::RnnActivationKind kind = *parsed;
+    const bool own = i >= kSlots * d;
+    if (own) attrs[kAttrs[i - kSlots * d]] = names[i];
+    if (kernels::nn::RnnActivationTakesAlpha(kind) && alpha < alphas.size()) {
+      if (own) own_alphas.push_back(alphas[alpha]);
+      ++alpha;
+    }
+    if (kernels::nn::RnnActivationTakesBeta(kind) && beta < betas.size()) {
+      if (own) own_betas.push_back(betas[beta]);
+      ++beta;
+    }
+  }
+  if (!own_alphas.empty()) attrs["activation_alpha"] = std::move(own_alphas);
+  if (!own_betas.empty()) attrs["activation_beta"] = std::move(own_betas);
+  return absl::OkStatus();
+}
+
+// ONNX LSTM (gates i, o, f, c), GRU (z, r, h) and RNN (kGates 4, 3, 1) as nn.lstm / nn.gru
+// (PyTorch's i, f, g, o and r, z, n) / nn.rnn, one call per direction: activations,
+// clip, LSTM peepholes, GRU's linear_before_reset and sequence_lens as the kernels take
+// them; layout 1 (batch first) by transposes around the time-major kernels.
+template <int kGates>
 absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
+  constexpr bool kLstm = kGates == 4;
+  constexpr int kSlots = kLstm ? 3 : kGates == 3 ? 2 : 1;  // activations per direction
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue w, ctx.Input(1));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue r, ctx.Input(2));
   DYNVM_ASSIGN_OR_RETURN(const int64_t hidden, ctx.Int("hidden_size"));
   DYNVM_ASSIGN_OR_RETURN(const std::string direction, ctx.String("direction", "forward"));
   DYNVM_ASSIGN_OR_RETURN(const int64_t layout, ctx.Int("layout", 0));
-  if (ctx.HasAttr("clip")) return ctx.Unimplemented("attribute 'clip'");
-  if (ctx.HasAttr("activations") || ctx.HasAttr("activation_alpha") || ctx.HasAttr("activation_beta")) {
-    return ctx.Unimplemented("activations other than the defaults");
-  }
   kernels::Attrs attrs;
+  if (ctx.HasAttr("clip")) {
+    DYNVM_ASSIGN_OR_RETURN(const double clip, ctx.Float("clip"));
+    attrs["clip"] = clip;  // the kernel rejects clip <= 0
+  }
   if constexpr (kLstm) {
     DYNVM_ASSIGN_OR_RETURN(const int64_t input_forget, ctx.Int("input_forget", 0));
     if (input_forget != 0) return ctx.Unimplemented("input_forget = 1");
-  } else {
+  } else if constexpr (kGates == 3) {
     DYNVM_ASSIGN_OR_RETURN(const int64_t before_reset, ctx.Int("linear_before_reset", 0));
     if (before_reset == 0) attrs["linear_before_reset"] = int64_t{0};  // the kernel's default is 1
   }
@@ -71,7 +113,9 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
     DYNVM_ASSIGN_OR_RETURN(x, transpose(x, {1, 0, 2}));
   }
   const int64_t directions = direction == "bidirectional" ? 2 : 1;
-  const std::vector<int> order = kLstm ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{1, 0, 2};
+  const std::vector<int> order = kLstm         ? std::vector<int>{0, 2, 3, 1}
+                                 : kGates == 3 ? std::vector<int>{1, 0, 2}
+                                               : std::vector<int>{0};
   const Dim batch = x.type.shape()[1];
   std::optional<OnnxValue> bias = ctx.OptionalInput(3);
   const std::optional<OnnxValue> seq_lens = ctx.OptionalInput(4);
@@ -84,18 +128,22 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
                                      {"dtype", std::string("float32")}});
   };
   if ((peepholes || seq_lens) && !bias) {
-    DYNVM_ASSIGN_OR_RETURN(bias, zeros(kLstm ? 8 : 6));
+    DYNVM_ASSIGN_OR_RETURN(bias, zeros(2 * kGates));
   }
   if (kLstm && seq_lens && !peepholes) {
     DYNVM_ASSIGN_OR_RETURN(peepholes, zeros(3));
   }
 
+  const auto reorder = [&](const OnnxValue& v) -> absl::StatusOr<OnnxValue> {
+    if (kGates == 1) return v;  // one gate, nothing to reorder
+    return ReorderGates(ctx, v, order);
+  };
   std::vector<OnnxValue> ys, hs, cs;
   for (int64_t d = 0; d < directions; ++d) {
     DYNVM_ASSIGN_OR_RETURN(OnnxValue wd, Direction(ctx, w, d));
     DYNVM_ASSIGN_OR_RETURN(OnnxValue rd, Direction(ctx, r, d));
-    DYNVM_ASSIGN_OR_RETURN(wd, ReorderGates(ctx, wd, order));
-    DYNVM_ASSIGN_OR_RETURN(rd, ReorderGates(ctx, rd, order));
+    DYNVM_ASSIGN_OR_RETURN(wd, reorder(wd));
+    DYNVM_ASSIGN_OR_RETURN(rd, reorder(rd));
     // The initial states: given ([directions, batch, hidden], or [batch, directions,
     // hidden] with layout 1), or zeros of [batch, hidden].
     std::vector<OnnxValue> states;
@@ -124,7 +172,7 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
       DYNVM_ASSIGN_OR_RETURN(OnnxValue halves, ctx.Call("split", {bd}, {{"indices_or_sections", int64_t{2}},
                                                                        {"axis", int64_t{0}}}));
       for (int half = 0; half < 2; ++half) {
-        DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ReorderGates(ctx, NodeContext::Field(halves, half), order));
+        DYNVM_ASSIGN_OR_RETURN(OnnxValue b, reorder(NodeContext::Field(halves, half)));
         args.push_back(std::move(b));
       }
     }
@@ -135,8 +183,9 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
     if (seq_lens) args.push_back(*seq_lens);
     kernels::Attrs call_attrs = attrs;
     call_attrs["reverse"] = int64_t{direction == "reverse" || d == 1};
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kLstm ? "nn.lstm" : "nn.gru", std::move(args),
-                                                   std::move(call_attrs)));
+    DYNVM_RETURN_IF_ERROR(AddActivationAttrs<kSlots>(ctx, directions, d, call_attrs));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue out, ctx.Call(kLstm ? "nn.lstm" : kGates == 3 ? "nn.gru" : "nn.rnn",
+                                                   std::move(args), std::move(call_attrs)));
     DYNVM_ASSIGN_OR_RETURN(OnnxValue y, ctx.Call("expand_dims", {NodeContext::Field(out, 0)},
                                                  {{"axis", int64_t{1}}, {"num_newaxis", int64_t{1}}}));
     DYNVM_ASSIGN_OR_RETURN(OnnxValue h, ctx.Call("expand_dims", {NodeContext::Field(out, 1)},
@@ -177,10 +226,12 @@ absl::StatusOr<Values> ConvertRecurrent(NodeContext& ctx) {
 
 void AddRecurrentConverters(ConverterTable& table) {
   table.insert({
-      {"LSTM", {ConvertRecurrent<true>, {"hidden_size", "direction", "layout", "clip", "activations",
-                                         "activation_alpha", "activation_beta", "input_forget"}}},
-      {"GRU", {ConvertRecurrent<false>, {"hidden_size", "direction", "layout", "clip", "activations",
-                                          "activation_alpha", "activation_beta", "linear_before_reset"}}},
+      {"LSTM", {ConvertRecurrent<4>, {"hidden_size", "direction", "layout", "clip", "activations",
+                                      "activation_alpha", "activation_beta", "input_forget"}}},
+      {"GRU", {ConvertRecurrent<3>, {"hidden_size", "direction", "layout", "clip", "activations",
+                                     "activation_alpha", "activation_beta", "linear_before_reset"}}},
+      {"RNN", {ConvertRecurrent<1>, {"hidden_size", "direction", "layout", "clip", "activations",
+                                     "activation_alpha", "activation_beta"}}},
   });
 }
 

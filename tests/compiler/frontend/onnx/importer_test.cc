@@ -242,11 +242,10 @@ TEST(OnnxImporterErrorTest, UnsupportedOperatorsAttributesAndOpsets) {
   onnx::ModelProto m = Model(16);
   onnx::GraphProto* g = m.mutable_graph();
   AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"1", "1", "4", "4"});
-  AddValue(g->mutable_input(), "grid", onnx::TensorProto::FLOAT, {"1", "4", "4", "2"});
-  AddNode(g, "GridSample", {"x", "grid"}, {"y"}, "sample");
-  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"1", "1", "4", "4"});
+  AddNode(g, "GlobalLpPool", {"x"}, {"y"}, "pool");
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::FLOAT, {"1", "1", "1", "1"});
   ExpectError(Import(m), absl::StatusCode::kUnimplemented,
-              "node 'sample' (GridSample, opset 16): operator GridSample is not supported");
+              "node 'pool' (GlobalLpPool, opset 16): operator GlobalLpPool is not supported");
 
   // Opset 6 broadcasting along an axis: B must fit A's axes from that axis on.
   onnx::ModelProto old = Model(6);
