@@ -209,5 +209,22 @@ TEST(OnnxRunTimeMaskModelTest, DecoderAndRobertaMatchPyTorch) {
   }
 }
 
+// PyTorch's own nn.TransformerEncoder with a padding mask (tests/models/transformer,
+// exported through the layers' ordinary path with every dropout 0, as the script says):
+// one executable at every (batch, sequence) of make_transformer_mini.py's CASES, padded
+// rows included, within the same bound.
+TEST(OnnxRunTimeMaskModelTest, TransformerEncoderWithPaddingMaskMatchesPyTorch) {
+  const ModelCase m{"transformer", "transformer_mini.onnx", "", {"input_ids", "attention_mask"}, "",
+                    {"last_hidden_state"}};
+  std::shared_ptr<const vm::Executable> exe = Compile(m);
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  for (const auto& [batch, seq] : std::vector<std::pair<int, int>>{{1, 5}, {2, 7}, {3, 64}}) {
+    const std::string tag = absl::StrFormat("b%d_s%d", batch, seq);
+    SCOPED_TRACE(tag);
+    ExpectMatchesGoldens(machine, m, tag);
+  }
+}
+
 }  // namespace
 }  // namespace dynvm::compiler
