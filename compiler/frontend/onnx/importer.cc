@@ -41,9 +41,6 @@ absl::Status Prefixed(std::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(std::string(prefix), ": ", std::string(status.message())));
 }
 
-// The default domain's versions this importer's converters are written for.
-constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 17;
 // Protobuf cannot parse a message of 2 GiB or more; larger weights go in external data.
 constexpr uint64_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
 

@@ -33,6 +33,10 @@
 
 namespace dynvm::compiler::onnx_frontend {
 
+// The default domain's versions this importer's converters are written for.
+inline constexpr int64_t kMinOpset = 1;
+inline constexpr int64_t kMaxOpset = 17;
+
 // An ONNX sequence is a List ADT value: a chain of Cons cells (tag kListConsTag, fields
 // the element tensor and the rest of the list) ending in Nil (tag kListNilTag, no
 // fields). Graph inputs and outputs that are sequences pass as such values.
