@@ -288,8 +288,9 @@ TEST(IndexingConvertersTest, ReverseSequenceOverRunTimeExtents) {
     auto allocator = MakePooledAllocator();
     vm::VirtualMachine machine(exe);
     const int64_t inner = time_major ? 2 : 1;
-    for (const auto& [t, lens] : {std::tuple{5, std::vector<int64_t>{0, 1, 5, 3}}, {1, std::vector<int64_t>{1, 0}},
-                                  {3, std::vector<int64_t>{}}}) {
+    for (const auto& [steps, lens] : {std::tuple{5, std::vector<int64_t>{0, 1, 5, 3}},
+                                      {1, std::vector<int64_t>{1, 0}}, {3, std::vector<int64_t>{}}}) {
+      const int64_t t = steps;  // a variable the lambda below may capture (not a structured binding)
       const int64_t b = static_cast<int64_t>(lens.size());
       SCOPED_TRACE(absl::StrFormat("t %d, b %d", t, b));
       const std::vector<int64_t> shape = time_major ? std::vector<int64_t>{t, b, 2} : std::vector<int64_t>{b, t};
