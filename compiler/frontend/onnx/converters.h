@@ -107,6 +107,9 @@ class NodeContext {
   std::optional<std::vector<int64_t>> SubgraphOutputShape(std::string_view name, int i) const;
 
   // A call of the operator `op` and its type; the relation's error names this node.
+  // Where the operator computes no half-precision floats, f16 (or bf16) arguments are
+  // widened to f32 and a f32 result stored back in their dtype: computed in f32, stored
+  // in f16, as ONNX Runtime's CPU kernels do.
   absl::StatusOr<OnnxValue> Call(std::string_view op, std::vector<OnnxValue> args,
                                  kernels::Attrs attrs = {}) const;
   // `v` with the more precise type `type`, which the converter proves from ONNX's
@@ -128,6 +131,11 @@ class NodeContext {
 
  private:
   std::string Where() const;
+  // Call's widening of half-precision arguments (the types and expressions are `args`'s,
+  // moved out); nothing when there are none or the widened call fails too.
+  std::optional<OnnxValue> CallWidened(std::string_view op, const std::vector<OnnxValue>& args,
+                                       const std::vector<Type>& types, const std::vector<Expr>& exprs,
+                                       const kernels::Attrs& attrs) const;
 
   const onnx::NodeProto& node_;
   int64_t opset_;

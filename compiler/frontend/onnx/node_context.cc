@@ -199,7 +199,10 @@ absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<Onn
   // The checker has accepted the model, so a relation that rejects the call means the
   // operator lacks a case (a dtype, a layout): unsupported rather than invalid.
   absl::StatusOr<Type> type = InferCallType(*def, types, attrs);
-  if (!type.ok()) return Unimplemented(std::string(type.status().message()));
+  if (!type.ok()) {
+    if (std::optional<OnnxValue> wide = CallWidened(op, args, types, exprs, attrs)) return *std::move(wide);
+    return Unimplemented(std::string(type.status().message()));
+  }
   Expr call = Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs));
   // A call over constants is evaluated now, so that the shape arithmetic after it
   // (Neg of an axis, ConstantOfShape, a Cast) still sees elements.
@@ -210,6 +213,36 @@ absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<Onn
     if (folded.is(ExprKind::kConstant)) return Constant(folded.value());
   }
   return OnnxValue{std::move(call), *std::move(type), std::nullopt};
+}
+
+std::optional<OnnxValue> NodeContext::CallWidened(std::string_view op, const std::vector<OnnxValue>& args,
+                                                  const std::vector<Type>& types, const std::vector<Expr>& exprs,
+                                                  const kernels::Attrs& attrs) const {
+  std::optional<DType> half;
+  for (const Type& t : types) {
+    if (!t.is_tensor() || (t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)) continue;
+    if (half && *half != t.dtype()) return std::nullopt;  // both half types: no one to store back in
+    half = t.dtype();
+  }
+  if (!half) return std::nullopt;
+  const kernels::Attrs to_f32 = {{"dtype", std::string(RelayDTypeName(DType::kF32))}};
+  std::vector<OnnxValue> wide;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const OnnxValue arg{exprs[i], types[i], args[i].elements};
+    if (!types[i].is_tensor() || types[i].dtype() != *half) {
+      wide.push_back(arg);
+      continue;
+    }
+    absl::StatusOr<OnnxValue> cast = Call("cast", {arg}, to_f32);
+    if (!cast.ok()) return std::nullopt;
+    wide.push_back(*std::move(cast));
+  }
+  absl::StatusOr<OnnxValue> out = Call(op, std::move(wide), attrs);
+  if (!out.ok()) return std::nullopt;
+  if (!out->type.is_tensor() || out->type.dtype() != DType::kF32) return *std::move(out);
+  absl::StatusOr<OnnxValue> narrow = Call("cast", {*std::move(out)}, {{"dtype", std::string(RelayDTypeName(*half))}});
+  if (!narrow.ok()) return std::nullopt;
+  return *std::move(narrow);
 }
 
 OnnxValue NodeContext::Narrow(const OnnxValue& v, Type type) const {

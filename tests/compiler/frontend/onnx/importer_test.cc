@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "objects/adt.h"
 #include "objects/allocator.h"
+#include "objects/element_codec.h"
 #include "objects/string_tensor.h"
 #include "onnx/onnx_pb.h"
 #include "tests/compiler/compile_and_load.h"
@@ -802,6 +803,57 @@ TEST(OnnxImporterTest, LegacyBroadcastAlongAnAxis) {
   const NDArrayObj& y = *got->As<NDArrayObj>();
   for (int i = 0; i < 2; ++i) {
     for (int j = 0; j < 3; ++j) EXPECT_EQ(y.data_as<float>()[i * 3 + j], (i * 3 + j + 1) + (i + 1.0f));
+  }
+}
+
+// float16 through operators whose kernels compute f32 only (Exp, a reduction, Softmax):
+// widened to f32, computed, and stored back in f16. Exact against the same steps done
+// here: f16 -> f32 is exact, and each result is rounded to f16 once.
+TEST(OnnxImporterTest, HalfFloatsComputeInF32AndStoreInF16) {
+  onnx::ModelProto m = Model(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT16, {"2", "n"});
+  AddNode(g, "Exp", {"x"}, {"e"});
+  AddIntAttr(AddNode(g, "ReduceMean", {"x"}, {"mean"}), "keepdims", 0);
+  AddIntAttr(AddNode(g, "Softmax", {"x"}, {"soft"}), "axis", -1);
+  AddValue(g->mutable_output(), "e", onnx::TensorProto::FLOAT16, {"2", "n"});
+  AddValue(g->mutable_output(), "mean", onnx::TensorProto::FLOAT16, {});
+  AddValue(g->mutable_output(), "soft", onnx::TensorProto::FLOAT16, {"2", "n"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  const int n = 3;
+  NDArray x = *NDArrayObj::Empty({2, n}, DType::kF16, allocator);
+  std::vector<float> xf;
+  for (int i = 0; i < 2 * n; ++i) {
+    x->data_as<uint16_t>()[i] = FloatToHalfBits(0.37f * static_cast<float>(i) - 1.1f);
+    xf.push_back(HalfBitsToFloat(x->data_as<uint16_t>()[i]));
+  }
+  absl::StatusOr<Value> got = machine.Invoke("main", {Value(x)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ADTObj& outs = *got->As<ADTObj>();
+  const NDArrayObj& e = *outs.fields()[0].As<NDArrayObj>();
+  const NDArrayObj& mean = *outs.fields()[1].As<NDArrayObj>();
+  const NDArrayObj& soft = *outs.fields()[2].As<NDArrayObj>();
+  ASSERT_EQ(e.dtype(), DType::kF16);
+  ASSERT_EQ(mean.dtype(), DType::kF16);
+  double sum = 0;
+  for (int i = 0; i < 2 * n; ++i) {
+    // exp within 1 f16 ulp of the f32 exp rounded (the f32 kernel's own error is < 1 f32 ulp).
+    const float want = HalfBitsToFloat(FloatToHalfBits(std::exp(xf[i])));
+    EXPECT_NEAR(HalfBitsToFloat(e.data_as<uint16_t>()[i]), want, std::fabs(want) * 0x1p-10) << i;
+    sum += xf[i];
+  }
+  const float want_mean = HalfBitsToFloat(FloatToHalfBits(static_cast<float>(sum / (2 * n))));
+  EXPECT_NEAR(HalfBitsToFloat(mean.data_as<uint16_t>()[0]), want_mean, std::fabs(want_mean) * 0x1p-10);
+  for (int r = 0; r < 2; ++r) {
+    double z = 0;
+    for (int j = 0; j < n; ++j) z += std::exp(static_cast<double>(xf[r * n + j]));
+    for (int j = 0; j < n; ++j) {
+      const double want = std::exp(static_cast<double>(xf[r * n + j])) / z;
+      EXPECT_NEAR(HalfBitsToFloat(soft.data_as<uint16_t>()[r * n + j]), want, want * 0x1p-10) << r << " " << j;
+    }
   }
 }
 
