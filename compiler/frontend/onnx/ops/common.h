@@ -61,7 +61,20 @@ absl::StatusOr<OnnxValue> ExtentOf(const NodeContext& ctx, const OnnxValue& x, i
 // unknown); the result is typed [extent].
 absl::StatusOr<OnnxValue> Iota(const NodeContext& ctx, const OnnxValue& n, const Dim& extent);
 
-// ONNX's Conv of `x` [N, C, L] or [N, C, H, W] by `weight` (plus `bias`) with the node's
+// The attributes of a window over the spatial axes of a tensor (rank 2 + spatial):
+// kernel extents, strides, dilations and pads ([begins..., ends...], ONNX's order, which
+// is Relay's [top, left, bottom, right] in 2-D).
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+
+// The convolution of `x` [N, C, spatial...] (1-D, 2-D or 3-D) by `weight` (plus `bias`)
+// over window `w` in `group` groups: nn.conv1d or nn.conv2d, or, in 3-D, 2-D ones per
+// depth tap (nn.cc).
+absl::StatusOr<OnnxValue> Convolve(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
+                                   const std::optional<OnnxValue>& bias, const Window& w, int64_t group);
+
+// ONNX's Conv of `x` [N, C, L], [N, C, H, W] or [N, C, D, H, W] by `weight` (plus `bias`) with the node's
 // kernel_shape, strides, dilations, pads, auto_pad and group attributes (nn.cc).
 absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
                                       const std::optional<OnnxValue>& bias);

@@ -1,4 +1,4 @@
-// The converter of ONNX's ConvTranspose (1-D and 2-D), as the convolution it is the
+// The converter of ONNX's ConvTranspose (1-D, 2-D and 3-D), as the convolution it is the
 // gradient of: the input with stride - 1 zeros inserted between its elements along each
 // spatial axis, padded by dilation * (kernel - 1) less the ONNX pads (cropped where that
 // is negative, output_padding added at the end), convolved at stride 1 with the kernel
@@ -44,7 +44,7 @@ absl::StatusOr<Values> ConvertConvTranspose(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(OnnxValue weight, ctx.Input(1));
   const int rank = x.type.rank();
-  if (rank != 3 && rank != 4) return ctx.Unimplemented("ConvTranspose other than 1-D and 2-D");
+  if (rank < 3 || rank > 5) return ctx.Unimplemented("ConvTranspose other than 1-D, 2-D and 3-D");
   if (weight.type.rank() != rank) return ctx.Invalid("W's rank differs from X's");
   const size_t spatial = static_cast<size_t>(rank - 2);
   std::vector<int64_t> w_extents;
@@ -167,11 +167,8 @@ absl::StatusOr<Values> ConvertConvTranspose(NodeContext& ctx) {
   DYNVM_ASSIGN_OR_RETURN(weight, ctx.Call("transpose", {weight}, {{"axes", swap}}));
   DYNVM_ASSIGN_OR_RETURN(weight, ctx.Call("reshape", {weight}, {{"newshape", regrouped}}));
 
-  std::vector<OnnxValue> args = {x, weight};
-  if (std::optional<OnnxValue> bias = ctx.OptionalInput(2)) args.push_back(*bias);
-  const kernels::Attrs attrs = {{"strides", std::vector<int64_t>(spatial, 1)}, {"padding", conv_pads},
-                                {"dilation", dilations}, {"groups", group}};
-  return One(ctx.Call(rank == 4 ? "nn.conv2d" : "nn.conv1d", std::move(args), attrs));
+  const Window window{kernel, std::vector<int64_t>(spatial, 1), dilations, conv_pads};
+  return One(Convolve(ctx, x, weight, ctx.OptionalInput(2), window, group));
 }
 
 }  // namespace

@@ -402,13 +402,6 @@ absl::StatusOr<Values> ConvertCumSum(NodeContext& ctx) {
 }
 
 
-// The attributes of a window over the spatial axes of `x` (rank 2 + spatial): kernel
-// extents, strides, dilations and pads ([begins..., ends...], ONNX's order, which is
-// Relay's [top, left, bottom, right] in 2-D), with auto_pad resolved.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, pads;
-};
-
 absl::StatusOr<Window> WindowOf(const NodeContext& ctx, const Type& x, std::vector<int64_t> kernel) {
   const int spatial = x.rank() - 2;
   Window w;
@@ -554,9 +547,68 @@ absl::StatusOr<Values> ConvertGlobalMaxPool(NodeContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// A 3-D convolution as 2-D ones, one per depth tap kd of the kernel: the output planes at
+// depths od read input depth od · stride + kd · dilation (after padding the depth), so
+// slicing those planes out of the padded input, folding the output depth into the batch
+// ([N · OD, C, H, W]) and convolving with the kernel's kd plane gives tap kd's share of
+// every output; the shares are summed (then the bias added once) and the depth unfolded.
+// The input's channels and depth must be known when compiling.
+absl::StatusOr<OnnxValue> Convolution3d(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
+                                        const std::optional<OnnxValue>& bias, const Window& w, int64_t group) {
+  const Dim& depth = x.type.shape()[2];
+  const Dim& channels = x.type.shape()[1];
+  if (!depth.is_const() || !channels.is_const()) {
+    return ctx.Unimplemented("a 3-D convolution whose input channels or depth are known only at run time");
+  }
+  const int64_t padded = depth.const_value() + w.pads[0] + w.pads[3];
+  const int64_t reach = w.dilations[0] * (w.kernel[0] - 1) + 1;
+  if (padded < reach) return ctx.Invalid(absl::StrFormat("the padded depth %d is below the kernel's %d", padded, reach));
+  const int64_t out_depth = (padded - reach) / w.strides[0] + 1;
+  OnnxValue in = x;
+  if (w.pads[0] != 0 || w.pads[3] != 0) {
+    const std::vector<int64_t> width = {0, 0, 0, 0, w.pads[0], w.pads[3], 0, 0, 0, 0};
+    DYNVM_ASSIGN_OR_RETURN(in, ctx.Call("nn.pad", {in}, {{"pad_width", width}}));
+  }
+  const kernels::Attrs plane = {{"strides", std::vector<int64_t>{w.strides[1], w.strides[2]}},
+                                {"padding", std::vector<int64_t>{w.pads[1], w.pads[2], w.pads[4], w.pads[5]}},
+                                {"dilation", std::vector<int64_t>{w.dilations[1], w.dilations[2]}},
+                                {"groups", group}};
+  OnnxValue sum;
+  for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+    const int64_t begin = kd * w.dilations[0];
+    const kernels::Attrs planes = {{"begin", std::vector<int64_t>{begin}},
+                                   {"end", std::vector<int64_t>{begin + (out_depth - 1) * w.strides[0] + 1}},
+                                   {"strides", std::vector<int64_t>{w.strides[0]}},
+                                   {"axes", std::vector<int64_t>{2}}};
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue xs, ctx.Call("strided_slice", {in}, planes));
+    DYNVM_ASSIGN_OR_RETURN(xs, ctx.Call("transpose", {xs}, {{"axes", std::vector<int64_t>{0, 2, 1, 3, 4}}}));
+    DYNVM_ASSIGN_OR_RETURN(xs, ctx.Call("reshape", {xs}, {{"newshape", std::vector<int64_t>{-3, 0, 0, 0}}}));
+    const kernels::Attrs tap = {{"begin", std::vector<int64_t>{kd}}, {"end", std::vector<int64_t>{kd + 1}},
+                                {"axes", std::vector<int64_t>{2}}};
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue ws, ctx.Call("strided_slice", {weight}, tap));
+    DYNVM_ASSIGN_OR_RETURN(ws, ctx.Call("squeeze", {ws}, AxesAttr({2})));
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue share, ctx.Call("nn.conv2d", {xs, ws}, plane));
+    if (kd == 0) {
+      sum = std::move(share);
+    } else {
+      DYNVM_ASSIGN_OR_RETURN(sum, ctx.Call("add", {sum, share}));
+    }
+  }
+  if (bias) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue b, ctx.Call("expand_dims", {*bias}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{2}}}));
+    DYNVM_ASSIGN_OR_RETURN(sum, ctx.Call("add", {sum, b}));
+  }
+  DYNVM_ASSIGN_OR_RETURN(sum, ctx.Call("reshape", {sum}, {{"newshape", std::vector<int64_t>{-4, -1, out_depth, 0, 0, 0}}}));
+  return ctx.Call("transpose", {sum}, {{"axes", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+}
+
+}  // namespace
+
 absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
                                       const std::optional<OnnxValue>& bias) {
-  if (x.type.rank() != 3 && x.type.rank() != 4) return ctx.Unimplemented("convolution other than 1-D and 2-D");
+  if (x.type.rank() < 3 || x.type.rank() > 5) return ctx.Unimplemented("convolution other than 1-D, 2-D and 3-D");
   if (weight.type.rank() != x.type.rank()) return ctx.Invalid("W's rank differs from X's");
   std::vector<int64_t> fallback;
   for (int i = 2; i < weight.type.rank(); ++i) {
@@ -566,6 +618,12 @@ absl::StatusOr<OnnxValue> Convolution(const NodeContext& ctx, const OnnxValue& x
   DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.Ints("kernel_shape", fallback));
   DYNVM_ASSIGN_OR_RETURN(const Window w, WindowOf(ctx, x.type, std::move(kernel)));
   DYNVM_ASSIGN_OR_RETURN(const int64_t group, ctx.Int("group", 1));
+  return Convolve(ctx, x, weight, bias, w, group);
+}
+
+absl::StatusOr<OnnxValue> Convolve(const NodeContext& ctx, const OnnxValue& x, const OnnxValue& weight,
+                                   const std::optional<OnnxValue>& bias, const Window& w, int64_t group) {
+  if (x.type.rank() == 5) return Convolution3d(ctx, x, weight, bias, w, group);
   std::vector<OnnxValue> args = {x, weight};
   if (bias) args.push_back(*bias);
   const kernels::Attrs attrs = {{"strides", w.strides}, {"padding", w.pads}, {"dilation", w.dilations},
