@@ -230,30 +230,17 @@ absl::StatusOr<Values> ConvertLoop(NodeContext& ctx) {
 // scan inputs' extent along axis 0; the body reads slice i of each scan input and the
 // state, and each scan output grows by its slice. Axes and directions other than 0 and
 // forward are not supported.
-absl::StatusOr<Values> ConvertScan(NodeContext& ctx) {
-  if (ctx.opset() < 9) return ctx.Unimplemented("Scan before opset 9 (batched, with sequence_lens)");
-  DYNVM_ASSIGN_OR_RETURN(const int64_t scan_inputs, ctx.Int("num_scan_inputs"));
-  for (const std::string_view attr : {"scan_input_axes", "scan_input_directions", "scan_output_axes",
-                                      "scan_output_directions"}) {
-    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ctx.Ints(attr, std::vector<int64_t>{}));
-    if (std::any_of(values.begin(), values.end(), [](int64_t v) { return v != 0; })) {
-      return ctx.Unimplemented(absl::StrFormat("%s other than 0", attr));
-    }
-  }
-  const int states = ctx.num_inputs() - static_cast<int>(scan_inputs);
-  if (states < 0 || scan_inputs < 1) return ctx.Invalid("num_scan_inputs does not fit the inputs");
+// The opset-9 scan of `initial` states over `xs` (each scanned along axis 0): the body on
+// the states and slice i of each scan input, for every i.
+absl::StatusOr<Values> ScanOver(const NodeContext& ctx, const std::vector<OnnxValue>& initial,
+                                const std::vector<OnnxValue>& xs) {
+  const int states = static_cast<int>(initial.size());
   const Type i64 = Type::Scalar(DType::kI64);
   const Expr i = Expr::Var("scan_i", i64);
   const OnnxValue iv{i, i64, std::nullopt};
-  std::vector<OnnxValue> initial, xs;
-  for (int k = 0; k < ctx.num_inputs(); ++k) {
-    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(k));
-    if (k >= states && v.type.rank() < 1) return ctx.Invalid("a scan input of rank 0");
-    (k < states ? initial : xs).push_back(std::move(v));
-  }
-  // The body on the states and slice i of each scan input.
   std::vector<OnnxValue> slices;
   for (const OnnxValue& x : xs) {
+    if (x.type.rank() < 1) return ctx.Invalid("a scan input of rank 0");
     DYNVM_ASSIGN_OR_RETURN(OnnxValue slice, ctx.Call("take", {x, iv}, {{"axis", int64_t{0}}}));
     slices.push_back(std::move(slice));
   }
@@ -276,6 +263,73 @@ absl::StatusOr<Values> ConvertScan(NodeContext& ctx) {
                         {NodeContext::ConstantI64({0}, /*scalar=*/true).expr}, initial, /*carried_first=*/0);
 }
 
+// Scan of opset 8: every input has a leading batch axis (states [B, ...], scan inputs
+// [B, sequence, ...]) and the scan runs on each batch element alone; here the opset-9
+// scan of each element, B known when compiling, its results stacked along a new batch
+// axis. sequence_lens (input 0) must be absent: every element scans the whole sequence.
+absl::StatusOr<Values> ConvertScan8(NodeContext& ctx, int64_t scan_inputs) {
+  if (ctx.OptionalInput(0)) return ctx.Unimplemented("Scan of opset 8 with sequence_lens");
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> directions, ctx.Ints("directions", std::vector<int64_t>{}));
+  if (std::any_of(directions.begin(), directions.end(), [](int64_t v) { return v != 0; })) {
+    return ctx.Unimplemented("directions other than 0");
+  }
+  const int states = ctx.num_inputs() - 1 - static_cast<int>(scan_inputs);
+  if (states < 0 || scan_inputs < 1) return ctx.Invalid("num_scan_inputs does not fit the inputs");
+  std::vector<OnnxValue> all;
+  for (int k = 1; k < ctx.num_inputs(); ++k) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(k));
+    if (v.type.rank() < 1) return ctx.Invalid("an input without its batch axis");
+    all.push_back(std::move(v));
+  }
+  const Dim& batch = all[0].type.shape()[0];
+  if (!batch.is_const()) return ctx.Unimplemented("Scan of opset 8 over a batch known only at run time");
+  std::vector<std::vector<OnnxValue>> per_output;
+  for (int64_t b = 0; b < batch.const_value(); ++b) {
+    std::vector<OnnxValue> initial, xs;
+    for (int k = 0; k < static_cast<int>(all.size()); ++k) {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Call("take", {all[k], NodeContext::ConstantI64({b}, true)},
+                                                   {{"axis", int64_t{0}}, {"mode", std::string("fast")}}));
+      (k < states ? initial : xs).push_back(std::move(v));
+    }
+    DYNVM_ASSIGN_OR_RETURN(Values outs, ScanOver(ctx, initial, xs));
+    per_output.resize(outs.size());
+    for (size_t j = 0; j < outs.size(); ++j) {
+      DYNVM_ASSIGN_OR_RETURN(OnnxValue row, ctx.Call("expand_dims", {outs[j]}, {{"axis", int64_t{0}}, {"num_newaxis", int64_t{1}}}));
+      per_output[j].push_back(std::move(row));
+    }
+  }
+  Values out;
+  for (std::vector<OnnxValue>& rows : per_output) {
+    if (rows.size() == 1) {
+      out.push_back(std::move(rows[0]));
+      continue;
+    }
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue stacked, ctx.Call("concatenate", std::move(rows), {{"axis", int64_t{0}}}));
+    out.push_back(std::move(stacked));
+  }
+  return out;
+}
+
+absl::StatusOr<Values> ConvertScan(NodeContext& ctx) {
+  DYNVM_ASSIGN_OR_RETURN(const int64_t scan_inputs, ctx.Int("num_scan_inputs"));
+  if (ctx.opset() < 9) return ConvertScan8(ctx, scan_inputs);
+  for (const std::string_view attr : {"scan_input_axes", "scan_input_directions", "scan_output_axes",
+                                      "scan_output_directions"}) {
+    DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ctx.Ints(attr, std::vector<int64_t>{}));
+    if (std::any_of(values.begin(), values.end(), [](int64_t v) { return v != 0; })) {
+      return ctx.Unimplemented(absl::StrFormat("%s other than 0", attr));
+    }
+  }
+  const int states = ctx.num_inputs() - static_cast<int>(scan_inputs);
+  if (states < 0 || scan_inputs < 1) return ctx.Invalid("num_scan_inputs does not fit the inputs");
+  std::vector<OnnxValue> initial, xs;
+  for (int k = 0; k < ctx.num_inputs(); ++k) {
+    DYNVM_ASSIGN_OR_RETURN(OnnxValue v, ctx.Input(k));
+    (k < states ? initial : xs).push_back(std::move(v));
+  }
+  return ScanOver(ctx, initial, xs);
+}
+
 }  // namespace
 
 void AddControlFlowConverters(ConverterTable& table) {
@@ -283,7 +337,7 @@ void AddControlFlowConverters(ConverterTable& table) {
       {"If", {ConvertIf, {"then_branch", "else_branch"}}},
       {"Loop", {ConvertLoop, {"body"}}},
       {"Scan", {ConvertScan, {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
-                              "scan_output_axes", "scan_output_directions"}}},
+                              "scan_output_axes", "scan_output_directions", "directions"}}},
   });
 }
 

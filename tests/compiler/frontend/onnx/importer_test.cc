@@ -925,6 +925,54 @@ TEST(OnnxImporterTest, ThreeDimensionalConvolution) {
   }
 }
 
+// Scan of opset 8 over a batch of 2, a sequence known at run time: each batch element
+// scans on its own (state += x_t, output the state), results stacked along the batch.
+TEST(OnnxImporterTest, BatchedScanOfOpset8) {
+  onnx::ModelProto m = Model(8);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "init", onnx::TensorProto::FLOAT, {"2", "3"});
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::FLOAT, {"2", "t", "3"});
+  onnx::NodeProto* scan = AddNode(g, "Scan", {"", "init", "x"}, {"final", "ys"});
+  AddIntAttr(scan, "num_scan_inputs", 1);
+  onnx::AttributeProto* body_attr = scan->add_attribute();
+  body_attr->set_name("body");
+  body_attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = body_attr->mutable_g();
+  body->set_name("body");
+  AddValue(body->mutable_input(), "s", onnx::TensorProto::FLOAT, {"3"});
+  AddValue(body->mutable_input(), "xt", onnx::TensorProto::FLOAT, {"3"});
+  AddNode(body, "Add", {"s", "xt"}, {"s_next"});
+  AddNode(body, "Identity", {"s_next"}, {"y"});
+  AddValue(body->mutable_output(), "s_next", onnx::TensorProto::FLOAT, {"3"});
+  AddValue(body->mutable_output(), "y", onnx::TensorProto::FLOAT, {"3"});
+  AddValue(g->mutable_output(), "final", onnx::TensorProto::FLOAT, {"2", "3"});
+  AddValue(g->mutable_output(), "ys", onnx::TensorProto::FLOAT, {"2", "t", "3"});
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  auto allocator = MakePooledAllocator();
+  vm::VirtualMachine machine(exe);
+  for (const int64_t t : {1, 4}) {
+    SCOPED_TRACE(t);
+    const NDArray init = Counting({2, 3}, allocator), x = Counting({2, t, 3}, allocator);
+    absl::StatusOr<Value> got = machine.Invoke("main", {Value(init), Value(x)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    const ADTObj& outs = *got->As<ADTObj>();
+    const NDArrayObj& final_state = *outs.fields()[0].As<NDArrayObj>();
+    const NDArrayObj& ys = *outs.fields()[1].As<NDArrayObj>();
+    ASSERT_EQ(std::vector<int64_t>(ys.shape().begin(), ys.shape().end()), (std::vector<int64_t>{2, t, 3}));
+    for (int64_t b = 0; b < 2; ++b) {
+      for (int64_t c = 0; c < 3; ++c) {
+        float acc = init->data_as<float>()[b * 3 + c];
+        for (int64_t i = 0; i < t; ++i) {
+          acc += x->data_as<float>()[(b * t + i) * 3 + c];
+          EXPECT_EQ(ys.data_as<float>()[(b * t + i) * 3 + c], acc) << b << " " << i << " " << c;
+        }
+        EXPECT_EQ(final_state.data_as<float>()[b * 3 + c], acc) << b << " " << c;
+      }
+    }
+  }
+}
+
 TEST(OnnxImporterTest, StringTensorsCastToAndFromNumbers) {
   // y = Cast(Cast(x, FLOAT), STRING): text to numbers and back, shortest form.
   onnx::ModelProto m = Model();
