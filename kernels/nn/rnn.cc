@@ -493,56 +493,20 @@ absl::Status LstmKernel(const KernelCall& call) {
   return absl::OkStatus();
 }
 
-absl::Status GruKernel(const KernelCall& call) {
+// A layer whose only state is h (nn.gru, nn.rnn): the checks, then, when there are
+// steps, `prepare(d, w)` (every step's input GEMM) and for each step in order (reversed
+// when attrs.reverse) `step(d, w, t, rows, h, h_out)`, h_out the step's slice of y, or
+// h_n itself when seq_lens masks rows; h_n ends as the last h.
+template <typename Prepare, typename Step>
+absl::Status HiddenStateLayer(const RnnKind& kind, const KernelCall& call, Prepare prepare, Step step) {
   const RnnState& attrs = *static_cast<const RnnState*>(call.state);
-  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kGru, call.inputs()));
+  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kind, call.inputs()));
   const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
   const int64_t state_shape[] = {d.batch, d.hidden};
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kGru.op, call, {y_shape, state_shape}));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kind.op, call, {y_shape, state_shape}));
   NDArrayObj* const* in = call.args;
-  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kGru.seq_lens_at] : nullptr;
-  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kGru, d, seq_lens));
-  if (d.batch * d.hidden == 0) return absl::OkStatus();
-  const int64_t state = d.batch * d.hidden, block = 3 * state;
-  float* y = call.outputs()[0]->data_as<float>();
-  float* h_n = call.outputs()[1]->data_as<float>();
-  const float* h = in[1]->data_as<float>();
-  if (seq_lens != nullptr) {
-    CopyState(h, h_n, state);
-    h = h_n;
-  }
-  if (d.seq > 0) {
-    const RnnWeights w = GetWeights(kGru, d, in);
-    // Every step's input part, then one step's hidden part (and r h, if needed).
-    const int64_t rh_size = attrs.linear_before_reset ? 0 : state;
-    float* gi = ThreadScratch<float>(ScratchSlot::kCall, (d.seq + 1) * block + rh_size);
-    float* gh = gi + d.seq * block;
-    float* rh = attrs.linear_before_reset ? nullptr : gh + block;
-    GateGemm(d.seq * d.batch, d.input, 3 * d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
-             /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
-    for (int64_t s = 0; s < d.seq; ++s) {
-      const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
-      const StepRows rows{seq_lens, t};
-      float* h_out = seq_lens != nullptr ? h_n : y + t * state;
-      GruStep(d, w, attrs.linear_before_reset, attrs.act, gi + t * block, gh, rh, h, h_out,
-              rows, *call.pool);
-      if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
-      h = h_out;
-    }
-  }
-  CopyState(h, h_n, state);
-  return absl::OkStatus();
-}
-
-absl::Status RnnKernel(const KernelCall& call) {
-  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
-  DYNVM_ASSIGN_OR_RETURN(const RnnDims d, CheckRnnInputs(kRnn, call.inputs()));
-  const int64_t y_shape[] = {d.seq, d.batch, d.hidden};
-  const int64_t state_shape[] = {d.batch, d.hidden};
-  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kRnn.op, call, {y_shape, state_shape}));
-  NDArrayObj* const* in = call.args;
-  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kRnn.seq_lens_at] : nullptr;
-  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kRnn, d, seq_lens));
+  const NDArrayObj* seq_lens = d.has_seq_lens ? in[kind.seq_lens_at] : nullptr;
+  DYNVM_RETURN_IF_ERROR(CheckSeqLens(kind, d, seq_lens));
   if (d.batch * d.hidden == 0) return absl::OkStatus();
   const int64_t state = d.batch * d.hidden;
   float* y = call.outputs()[0]->data_as<float>();
@@ -553,21 +517,54 @@ absl::Status RnnKernel(const KernelCall& call) {
     h = h_n;
   }
   if (d.seq > 0) {
-    const RnnWeights w = GetWeights(kRnn, d, in);
-    float* gates = ThreadScratch<float>(ScratchSlot::kCall, d.seq * state);
-    GateGemm(d.seq * d.batch, d.input, d.hidden, in[0]->data_as<float>(), w.w_ih, w.b_ih,
-             /*accumulate=*/false, gates, d.hidden, *call.pool);
+    const RnnWeights w = GetWeights(kind, d, in);
+    prepare(d, w);
     for (int64_t s = 0; s < d.seq; ++s) {
       const int64_t t = attrs.reverse ? d.seq - 1 - s : s;
       const StepRows rows{seq_lens, t};
       float* h_out = seq_lens != nullptr ? h_n : y + t * state;
-      RnnStep(d, w, attrs.act, gates + t * state, h, h_out, rows, *call.pool);
+      step(d, w, t, rows, h, h_out);
       if (seq_lens != nullptr) WriteStepOutput(d, rows, h_n, y + t * state);
       h = h_out;
     }
   }
   CopyState(h, h_n, state);
   return absl::OkStatus();
+}
+
+absl::Status GruKernel(const KernelCall& call) {
+  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
+  float *gi = nullptr, *gh = nullptr, *rh = nullptr;
+  const auto prepare = [&](const RnnDims& d, const RnnWeights& w) {
+    // Every step's input part, then one step's hidden part (and r h, if needed).
+    const int64_t state = d.batch * d.hidden, block = 3 * state;
+    gi = ThreadScratch<float>(ScratchSlot::kCall, (d.seq + 1) * block + (attrs.linear_before_reset ? 0 : state));
+    gh = gi + d.seq * block;
+    rh = attrs.linear_before_reset ? nullptr : gh + block;
+    GateGemm(d.seq * d.batch, d.input, 3 * d.hidden, call.args[0]->data_as<float>(), w.w_ih, w.b_ih,
+             /*accumulate=*/false, gi, 3 * d.hidden, *call.pool);
+  };
+  const auto step = [&](const RnnDims& d, const RnnWeights& w, int64_t t, const StepRows& rows, const float* h,
+                        float* h_out) {
+    GruStep(d, w, attrs.linear_before_reset, attrs.act, gi + t * 3 * d.batch * d.hidden, gh, rh, h, h_out, rows,
+            *call.pool);
+  };
+  return HiddenStateLayer(kGru, call, prepare, step);
+}
+
+absl::Status RnnKernel(const KernelCall& call) {
+  const RnnState& attrs = *static_cast<const RnnState*>(call.state);
+  float* gates = nullptr;
+  const auto prepare = [&](const RnnDims& d, const RnnWeights& w) {
+    gates = ThreadScratch<float>(ScratchSlot::kCall, d.seq * d.batch * d.hidden);
+    GateGemm(d.seq * d.batch, d.input, d.hidden, call.args[0]->data_as<float>(), w.w_ih, w.b_ih,
+             /*accumulate=*/false, gates, d.hidden, *call.pool);
+  };
+  const auto step = [&](const RnnDims& d, const RnnWeights& w, int64_t t, const StepRows& rows, const float* h,
+                        float* h_out) {
+    RnnStep(d, w, attrs.act, gates + t * d.batch * d.hidden, h, h_out, rows, *call.pool);
+  };
+  return HiddenStateLayer(kRnn, call, prepare, step);
 }
 
 }  // namespace
