@@ -40,10 +40,12 @@ using ::dynvm::compiler::onnx_frontend::testing::AddIntAttr;
 using ::dynvm::compiler::onnx_frontend::testing::AddIntsAttr;
 using ::dynvm::compiler::onnx_frontend::testing::AddIntsConstant;
 using ::dynvm::compiler::onnx_frontend::testing::AddNode;
+using ::dynvm::compiler::onnx_frontend::testing::AddSequenceValue;
 using ::dynvm::compiler::onnx_frontend::testing::AddValue;
 using ::dynvm::compiler::onnx_frontend::testing::Counting;
 using ::dynvm::compiler::onnx_frontend::testing::ExpectError;
 using ::dynvm::compiler::onnx_frontend::testing::ExpectErrorMentions;
+using ::dynvm::compiler::onnx_frontend::testing::F32Vector;
 using ::dynvm::compiler::onnx_frontend::testing::Import;
 using ::dynvm::compiler::onnx_frontend::testing::ImportAndCompile;
 using ::dynvm::compiler::onnx_frontend::testing::MainText;
@@ -613,18 +615,11 @@ TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
   // y = SequenceAt(seq, i); out = SequenceInsert(seq, y) appends element i again.
   onnx::ModelProto m = Model();
   onnx::GraphProto* g = m.mutable_graph();
-  onnx::ValueInfoProto* seq = g->add_input();
-  seq->set_name("seq");
-  onnx::TypeProto::Tensor* element =
-      seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
-  element->set_elem_type(onnx::TensorProto::FLOAT);
-  element->mutable_shape()->add_dim()->set_dim_param("n");
+  AddSequenceValue(g->mutable_input(), "seq", onnx::TensorProto::FLOAT, {"n"});
   AddValue(g->mutable_input(), "i", onnx::TensorProto::INT64, {});
   AddNode(g, "SequenceAt", {"seq", "i"}, {"y"});
   AddNode(g, "SequenceInsert", {"seq", "y"}, {"out"});
-  onnx::ValueInfoProto* out = g->add_output();
-  out->set_name("out");
-  *out->mutable_type() = seq->type();
+  AddSequenceValue(g->mutable_output(), "out", onnx::TensorProto::FLOAT, {"n"});
   absl::StatusOr<Module> mod = Import(m);
   ASSERT_TRUE(mod.ok()) << mod.status();
   EXPECT_EQ(mod->Function("main")->params()[0].annotation()->ToString(),
@@ -632,12 +627,7 @@ TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
   std::shared_ptr<const vm::Executable> exe = CompileAndLoad(*mod);
   ASSERT_NE(exe, nullptr);
 
-  auto tensor = [](std::vector<float> values) {
-    NDArray t = *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, DType::kF32,
-                                   MakeNaiveAllocator());
-    std::copy(values.begin(), values.end(), t->data_as<float>());
-    return Value(t);
-  };
+  auto tensor = [](std::vector<float> values) { return Value(F32Vector(values)); };
   const Value nil = ADTObj::Create(kListNilTag, {});
   const Value second[] = {tensor({3, 4, 5}), nil};
   const Value first[] = {tensor({1, 2}), ADTObj::Create(kListConsTag, second)};
@@ -664,12 +654,7 @@ TEST(OnnxImporterTest, SequenceInputsAndOutputsAreLists) {
 TEST(OnnxImporterTest, SequenceMapOverElementsOfDifferentLengths) {
   onnx::ModelProto m = Model(17);
   onnx::GraphProto* g = m.mutable_graph();
-  onnx::ValueInfoProto* seq = g->add_input();
-  seq->set_name("seq");
-  onnx::TypeProto::Tensor* element =
-      seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
-  element->set_elem_type(onnx::TensorProto::FLOAT);
-  element->mutable_shape()->add_dim()->set_dim_param("n");
+  AddSequenceValue(g->mutable_input(), "seq", onnx::TensorProto::FLOAT, {"n"});
   AddValue(g->mutable_input(), "c", onnx::TensorProto::FLOAT, {});
   onnx::NodeProto* map = AddNode(g, "SequenceMap", {"seq", "c"}, {"sums", "shapes"});
   onnx::AttributeProto* body_attr = map->add_attribute();
@@ -683,20 +668,11 @@ TEST(OnnxImporterTest, SequenceMapOverElementsOfDifferentLengths) {
   AddNode(body, "Shape", {"x"}, {"shape"});
   AddValue(body->mutable_output(), "sum", onnx::TensorProto::FLOAT, {"k"});
   AddValue(body->mutable_output(), "shape", onnx::TensorProto::INT64, {"1"});
-  for (const char* name : {"sums", "shapes"}) {
-    onnx::ValueInfoProto* out = g->add_output();
-    out->set_name(name);
-    onnx::TypeProto::Tensor* t = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
-    t->set_elem_type(name[1] == 'u' ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
-    t->mutable_shape()->add_dim();
-  }
+  AddSequenceValue(g->mutable_output(), "sums", onnx::TensorProto::FLOAT, {""});
+  AddSequenceValue(g->mutable_output(), "shapes", onnx::TensorProto::INT64, {""});
   const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
   ASSERT_NE(exe, nullptr);
-  auto tensor = [](std::vector<float> values) {
-    NDArray t = *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, DType::kF32, MakeNaiveAllocator());
-    std::copy(values.begin(), values.end(), t->data_as<float>());
-    return Value(t);
-  };
+  auto tensor = [](std::vector<float> values) { return Value(F32Vector(values)); };
   auto list_of = [](const Value& v) {  // the elements of a List value, as doubles
     std::vector<std::vector<double>> out;
     for (const ADTObj* cell = v.As<ADTObj>(); cell != nullptr && cell->tag() == kListConsTag;

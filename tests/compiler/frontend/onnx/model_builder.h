@@ -3,6 +3,7 @@
 #ifndef DYNVM_TESTS_COMPILER_FRONTEND_ONNX_MODEL_BUILDER_H_
 #define DYNVM_TESTS_COMPILER_FRONTEND_ONNX_MODEL_BUILDER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +63,24 @@ inline onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, cons
   for (const std::string& i : inputs) n->add_input(i);
   for (const std::string& o : outputs) n->add_output(o);
   return n;
+}
+
+// A graph input or output `name` that is a sequence of tensors of `elem_type` with
+// `dims` (as AddValue's).
+inline void AddSequenceValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* to, const std::string& name,
+                             int elem_type, const std::vector<std::string>& dims) {
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> tensor;
+  AddValue(&tensor, name, elem_type, dims);
+  onnx::ValueInfoProto* v = to->Add();
+  v->set_name(name);
+  *v->mutable_type()->mutable_sequence_type()->mutable_elem_type() = tensor[0].type();
+}
+
+// A 1-D f32 tensor holding `values`.
+inline NDArray F32Vector(const std::vector<float>& values) {
+  NDArray t = *NDArrayObj::Empty({static_cast<int64_t>(values.size())}, DType::kF32, MakeNaiveAllocator());
+  std::copy(values.begin(), values.end(), t->data_as<float>());
+  return t;
 }
 
 // Gives `node` the int attribute `name`.

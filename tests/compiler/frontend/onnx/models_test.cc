@@ -149,81 +149,62 @@ INSTANTIATE_TEST_SUITE_P(
                   {"y", "h_n"}}),
     CaseName);
 
-// The U-Net-like image model (tests/models/unet: convolutions with BatchNorm, max
-// pooling, ConvTranspose2d, nearest and bilinear F.interpolate, skip concatenations),
-// exported with dynamic batch, height and width: one executable at every image size of
-// its goldens, within the same bound as the sequence models (its outputs are of order
-// 0.1-1).
-TEST(OnnxImageModelTest, UNetMatchesPyTorchAtEveryImageSize) {
-  const ModelCase m{"unet", "unet_mini.onnx", "", {"x"}, "", {"y"}};
+// Compiles `m` once and checks that one executable against its goldens at every tag.
+void ExpectMatchesGoldensAt(const ModelCase& m, const std::vector<std::string>& tags) {
+  SCOPED_TRACE(m.file);
   std::shared_ptr<const vm::Executable> exe = Compile(m);
   ASSERT_NE(exe, nullptr);
   vm::VirtualMachine machine(exe);
-  // make_unet_mini.py's CASES.
-  for (const auto& [batch, height, width] : std::vector<std::tuple<int, int, int>>{
-           {1, 16, 16}, {2, 32, 24}, {1, 8, 40}, {3, 2, 2}}) {
-    const std::string tag = absl::StrFormat("n%d_h%d_w%d", batch, height, width);
+  for (const std::string& tag : tags) {
     SCOPED_TRACE(tag);
     ExpectMatchesGoldens(machine, m, tag);
   }
+}
+
+// The golden tags n{batch}_h{height}_w{width} of an image model's (batch, height, width).
+std::vector<std::string> ImageTags(const std::vector<std::tuple<int, int, int>>& sizes) {
+  std::vector<std::string> tags;
+  for (const auto& [batch, height, width] : sizes) tags.push_back(absl::StrFormat("n%d_h%d_w%d", batch, height, width));
+  return tags;
+}
+
+// The U-Net-like image model (tests/models/unet: convolutions with BatchNorm, max
+// pooling, ConvTranspose2d, nearest and bilinear F.interpolate, skip concatenations),
+// exported with dynamic batch, height and width: one executable at every image size of
+// its goldens (make_unet_mini.py's CASES), within the same bound as the sequence models
+// (its outputs are of order 0.1-1).
+TEST(OnnxImageModelTest, UNetMatchesPyTorchAtEveryImageSize) {
+  ExpectMatchesGoldensAt(ModelCase{"unet", "unet_mini.onnx", "", {"x"}, "", {"y"}},
+                         ImageTags({{1, 16, 16}, {2, 32, 24}, {1, 8, 40}, {3, 2, 2}}));
 }
 
 // A small ResNet-style classifier (tests/models/cnn: Conv2d + BatchNorm2d stems and
 // residual blocks, a strided projection shortcut, global average pooling, a linear
 // head), exported with dynamic batch, height and width: one executable at every image
-// size of its goldens, odd and 1x1 ones included, within the same bound.
+// size of its goldens (make_cnn_mini.py's CASES), odd and 1x1 ones included.
 TEST(OnnxImageModelTest, ResidualCnnMatchesPyTorchAtEveryImageSize) {
-  const ModelCase m{"cnn", "cnn_mini.onnx", "", {"x"}, "", {"logits"}};
-  std::shared_ptr<const vm::Executable> exe = Compile(m);
-  ASSERT_NE(exe, nullptr);
-  vm::VirtualMachine machine(exe);
-  // make_cnn_mini.py's CASES.
-  for (const auto& [batch, height, width] : std::vector<std::tuple<int, int, int>>{
-           {1, 32, 32}, {2, 17, 23}, {1, 8, 64}, {3, 1, 1}}) {
-    const std::string tag = absl::StrFormat("n%d_h%d_w%d", batch, height, width);
-    SCOPED_TRACE(tag);
-    ExpectMatchesGoldens(machine, m, tag);
-  }
+  ExpectMatchesGoldensAt(ModelCase{"cnn", "cnn_mini.onnx", "", {"x"}, "", {"logits"}},
+                         ImageTags({{1, 32, 32}, {2, 17, 23}, {1, 8, 64}, {3, 1, 1}}));
 }
 
 // Models that build at run time what other exports keep as constants
 // (tests/models/decoder): a GPT-style decoder whose causal mask is torch.tril over the
 // sequence (Trilu) returning the top-5 logits and ids of the last position (TopK), and
-// a RoBERTa-style encoder whose position ids are a cumsum over the mask (CumSum). One
-// executable each, at make_decoder_mini.py's CASES; the top-k ids must be equal.
-TEST(OnnxRunTimeMaskModelTest, DecoderAndRobertaMatchPyTorch) {
-  const std::vector<ModelCase> models = {
-      ModelCase{"decoder", "decoder_mini.onnx", "decoder_mini_", {"input_ids"}, "", {"values", "indices"}},
-      ModelCase{"decoder", "roberta_mini.onnx", "roberta_mini_", {"input_ids", "attention_mask"}, "",
-                {"last_hidden_state"}}};
-  for (const ModelCase& m : models) {
-    SCOPED_TRACE(m.file);
-    std::shared_ptr<const vm::Executable> exe = Compile(m);
-    ASSERT_NE(exe, nullptr);
-    vm::VirtualMachine machine(exe);
-    for (const auto& [batch, seq] : std::vector<std::pair<int, int>>{{1, 5}, {2, 7}, {3, 64}}) {
-      const std::string tag = absl::StrFormat("b%d_s%d", batch, seq);
-      SCOPED_TRACE(tag);
-      ExpectMatchesGoldens(machine, m, tag);
-    }
-  }
-}
-
+// a RoBERTa-style encoder whose position ids are a cumsum over the mask (CumSum); and
 // PyTorch's own nn.TransformerEncoder with a padding mask (tests/models/transformer,
-// exported through the layers' ordinary path with every dropout 0, as the script says):
-// one executable at every (batch, sequence) of make_transformer_mini.py's CASES, padded
-// rows included, within the same bound.
-TEST(OnnxRunTimeMaskModelTest, TransformerEncoderWithPaddingMaskMatchesPyTorch) {
-  const ModelCase m{"transformer", "transformer_mini.onnx", "", {"input_ids", "attention_mask"}, "",
-                    {"last_hidden_state"}};
-  std::shared_ptr<const vm::Executable> exe = Compile(m);
-  ASSERT_NE(exe, nullptr);
-  vm::VirtualMachine machine(exe);
-  for (const auto& [batch, seq] : std::vector<std::pair<int, int>>{{1, 5}, {2, 7}, {3, 64}}) {
-    const std::string tag = absl::StrFormat("b%d_s%d", batch, seq);
-    SCOPED_TRACE(tag);
-    ExpectMatchesGoldens(machine, m, tag);
-  }
+// exported through the layers' ordinary path with every dropout 0, as its script says).
+// One executable each, at their scripts' CASES (padded rows included); the top-k ids
+// must be equal.
+TEST(OnnxRunTimeMaskModelTest, DecoderRobertaAndTransformerEncoderMatchPyTorch) {
+  const std::vector<std::string> tags = {"b1_s5", "b2_s7", "b3_s64"};
+  ExpectMatchesGoldensAt(
+      ModelCase{"decoder", "decoder_mini.onnx", "decoder_mini_", {"input_ids"}, "", {"values", "indices"}}, tags);
+  ExpectMatchesGoldensAt(ModelCase{"decoder", "roberta_mini.onnx", "roberta_mini_", {"input_ids", "attention_mask"},
+                                   "", {"last_hidden_state"}},
+                         tags);
+  ExpectMatchesGoldensAt(ModelCase{"transformer", "transformer_mini.onnx", "", {"input_ids", "attention_mask"}, "",
+                                   {"last_hidden_state"}},
+                         tags);
 }
 
 }  // namespace
