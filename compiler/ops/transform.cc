@@ -573,23 +573,23 @@ absl::StatusOr<Type> DynStridedSliceRel(const OpCall& call) {
   return Type::Tensor(x.dtype(), std::move(out));
 }
 
-// unique of a 1-D tensor: (values, first indices, inverse, counts), as many as the
-// call asks for; here all four (the type of a call with fewer is a prefix).
-// unique(data): without `axis`, the distinct elements of 1-D data; with it, the distinct
-// slices along it (that extent `?`). Then the first indices, the inverse indices (one per
-// element or slice) and the counts.
+// unique(data): without `axis`, the distinct elements of the flattened data; with it,
+// the distinct slices along it (that extent `?`). Then the first indices, the inverse
+// indices (one per element or slice) and the counts: all four (the type of a call with
+// fewer is a prefix). Numbers or strings.
 absl::StatusOr<Type> UniqueRel(const OpCall& call) {
-  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kSortable));
+  constexpr DType kUniqueDTypes[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kString};
+  DYNVM_ASSIGN_OR_RETURN(const Type x, TensorArg(call, 0, "data", kUniqueDTypes));
   std::vector<Dim> distinct = {Dim::Any()};
-  Dim n = x.rank() == 1 ? x.shape()[0] : Dim::Any();
+  Dim n = 1;
   if (HasAttr(call, "axis")) {
     DYNVM_ASSIGN_OR_RETURN(const int64_t axis, IntAttr(call, "axis", 0));
     DYNVM_ASSIGN_OR_RETURN(const int a, NormalizeAxis(call, axis, x.rank(), "axis"));
     distinct = x.shape();
     distinct[a] = Dim::Any();
     n = x.shape()[a];
-  } else if (x.rank() != 1) {
-    return OpError(call, absl::StrFormat("data %s must be 1-D without an axis", ShapeText(x.shape())));
+  } else {
+    for (const Dim& d : x.shape()) n = n * d;
   }
   return Type::Tuple({Type::Tensor(x.dtype(), std::move(distinct)), Type::Tensor(DType::kI64, {Dim::Any()}),
                       Type::Tensor(DType::kI64, {n}), Type::Tensor(DType::kI64, {Dim::Any()})});

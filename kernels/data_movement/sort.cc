@@ -1,5 +1,5 @@
 // Sorting kernels: topk (and dyn.topk, k an input read at run time), argsort and unique, on f32, f64, i32 and i64 data with i32 or
-// i64 index outputs.
+// i64 index outputs; unique takes string tensors too (ordered by their bytes).
 //
 // One order serves all three: ascending puts NaN after every number (as numpy does),
 // descending before; equal values (NaNs equal one another) keep their index order,
@@ -13,6 +13,7 @@
 #include <optional>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/data_movement/common.h"
+#include "objects/string_tensor.h"
 
 namespace dynvm::kernels {
 namespace {
@@ -237,7 +239,7 @@ absl::Status SortKernel(const KernelCall& call) {
 
 struct UniqueState {
   bool sorted;
-  std::optional<int64_t> axis;  // absent: the elements of 1-D data
+  std::optional<int64_t> axis;  // absent: the elements of the flattened data
 };
 
 absl::StatusOr<std::shared_ptr<const void>> BindUnique(const Attrs& attrs) {
@@ -314,13 +316,7 @@ struct UniqueView {
 };
 
 absl::StatusOr<UniqueView> ViewUnique(const UniqueState& s, const NDArrayObj& data) {
-  if (!s.axis) {
-    if (data.ndim() != 1) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "unique: data must be 1-D without an axis, got shape %s", ShapeToString(data.shape())));
-    }
-    return UniqueView{0, 1, data.shape()[0], 1};
-  }
+  if (!s.axis) return UniqueView{0, 1, data.num_elements(), 1};
   const int rank = data.ndim();
   if (*s.axis < -rank || *s.axis >= rank) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -345,15 +341,26 @@ absl::StatusOr<UniqueGroups> PlanUnique(const UniqueState& s, const NDArrayObj& 
     if (v.n > 0) g = {{0}, {v.n}, std::move(g.inverse)};
     return g;
   }
-  DYNVM_RETURN_IF_ERROR(DispatchSortable("unique", data.dtype(), [&](auto tag) {
+  if (data.dtype() == DType::kString) {  // compared as views of their bytes
+    std::vector<std::string_view> text(static_cast<size_t>(data.num_elements()));
+    for (int64_t i = 0; i < data.num_elements(); ++i) {
+      DYNVM_ASSIGN_OR_RETURN(text[i], StringElement(data, i));
+    }
+    return GroupUnique(text.data(), v.outer, v.n, v.inner, s.sorted);
+  }
+  const absl::Status sortable = DispatchSortable("unique", data.dtype(), [&](auto tag) {
     using T = decltype(tag);
     g = GroupUnique(data.data_as<T>(), v.outer, v.n, v.inner, s.sorted);
-  }));
+  });
+  if (!sortable.ok()) {
+    return internal::UnsupportedDType("unique", "data", data.dtype(), "f32, f64, i32, i64 or string");
+  }
   return g;
 }
 
 // Output i's shape: the values are data with the axis's extent the unique count (or
-// [unique count] without an axis); the inverse indices (output 2) [n]; the others
+// [unique count] without an axis); the inverse indices (output 2) [n], one per slice
+// (element without an axis); the others
 // [unique count].
 Shape UniqueOutputShape(const UniqueState& s, const NDArrayObj& data, const UniqueGroups& g, int i) {
   const int64_t u = static_cast<int64_t>(g.first.size());
@@ -385,13 +392,26 @@ absl::Status UniqueKernel(const KernelCall& call) {
     DYNVM_RETURN_IF_ERROR(internal::CheckOutputShape("unique", out, UniqueOutputShape(s, data, g, i), i));
     DYNVM_RETURN_IF_ERROR(internal::CheckIndexCapacity("unique", "index output", out.dtype(), v.n));
   }
-  // Each distinct slice copied from its first occurrence: [outer, u, inner].
-  const size_t row = DTypeSize(data.dtype()) * static_cast<size_t>(v.inner);
+  // Each distinct slice copied from its first occurrence: [outer, u, inner]. Strings are
+  // set one by one, so that the output's storage keeps its own copies.
   const int64_t u = static_cast<int64_t>(g.first.size());
-  for (int64_t o = 0; o < v.outer; ++o) {
-    for (int64_t j = 0; j < u; ++j) {
-      std::memcpy(static_cast<char*>(values.data()) + (o * u + j) * row,
-                  static_cast<const char*>(data.data()) + (o * v.n + g.first[j]) * row, row);
+  if (data.dtype() == DType::kString) {
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t j = 0; j < u; ++j) {
+        for (int64_t i = 0; i < v.inner; ++i) {
+          DYNVM_ASSIGN_OR_RETURN(const std::string_view text,
+                                 StringElement(data, (o * v.n + g.first[j]) * v.inner + i));
+          SetStringElement(values, (o * u + j) * v.inner + i, text);
+        }
+      }
+    }
+  } else {
+    const size_t row = DTypeSize(data.dtype()) * static_cast<size_t>(v.inner);
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t j = 0; j < u; ++j) {
+        std::memcpy(static_cast<char*>(values.data()) + (o * u + j) * row,
+                    static_cast<const char*>(data.data()) + (o * v.n + g.first[j]) * row, row);
+      }
     }
   }
   const std::vector<int64_t>* sources[] = {&g.first, &g.inverse, &g.count};
@@ -412,7 +432,13 @@ absl::Status RegisterSortKernels(KernelRegistry& registry) {
       {"topk", 1, kVariadic, SortKernel, BindTopK, SortShapeFn},
       {"dyn.topk", 2, kVariadic, SortKernel, BindDynTopK, SortShapeFn},
       {"argsort", 1, 1, SortKernel, BindArgsort, SortShapeFn},
-      {"unique", 1, kVariadic, UniqueKernel, BindUnique, UniqueShapeFn},
+      {.name = "unique",
+       .num_inputs = 1,
+       .num_outputs = kVariadic,
+       .fn = UniqueKernel,
+       .bind = BindUnique,
+       .shape_fn = UniqueShapeFn,
+       .takes_strings = true},
   };
   for (const KernelDef& def : defs) DYNVM_RETURN_IF_ERROR(registry.Register(def));
   return absl::OkStatus();

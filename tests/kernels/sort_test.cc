@@ -17,6 +17,8 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "objects/allocator.h"
+#include "objects/string_tensor.h"
 #include "tests/kernels/data_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -360,16 +362,77 @@ TEST(UniqueTest, SlicesAlongAnAxis) {
   }
 }
 
+// Without an axis, data of any rank is flattened: a scalar is one element, [2, 0] none.
+TEST(UniqueTest, FlattensDataOfAnyRank) {
+  auto r = RunKernel("unique", {}, {TensorOf<int32_t>({2, 3}, {5, 1, 5, 2, 1, 5})},
+                     {DType::kI32, DType::kI64, DType::kI64, DType::kI64});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(AsInts((*r)[0]), (Ints{1, 2, 5}));
+  EXPECT_EQ(AsInts((*r)[1]), (Ints{1, 3, 0}));
+  EXPECT_EQ(AsInts((*r)[2]), (Ints{2, 0, 2, 1, 0, 2}));
+  EXPECT_EQ(AsInts((*r)[3]), (Ints{2, 1, 3}));
+  r = RunKernel("unique", {}, {TensorOf<float>({}, {7})}, {DType::kF32, DType::kI64, DType::kI64});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values((*r)[0]), (std::vector<double>{7}));
+  EXPECT_EQ(ShapeOf((*r)[2]), (Ints{1}));
+  r = RunKernel("unique", {}, {EmptyTensor({2, 0}, DType::kF64)}, {DType::kF64, DType::kI32});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ShapeOf((*r)[0]), (Ints{0}));
+}
+
+// Strings order by their bytes (as numpy orders str arrays of ASCII), embedded NULs and
+// "" included; the values are copies the output keeps. Against the std::map reference
+// of random words from a small alphabet, so that they repeat, with and without an axis.
+TEST(UniqueTest, Strings) {
+  std::mt19937 rng(46);
+  const std::vector<std::string> alphabet = {"", "a", "b", "ab", "B", std::string("a\0b", 3), "ba"};
+  for (int iter = 0; iter < 40; ++iter) {
+    const int64_t n = iter % 10 == 0 ? 0 : static_cast<int64_t>(rng() % 30);
+    const bool sorted = iter % 2 == 0;
+    std::vector<std::string> words(n);
+    for (auto& w : words) w = alphabet[rng() % alphabet.size()];
+    std::map<std::string, std::pair<int64_t, int64_t>> groups;  // first, count
+    for (int64_t i = 0; i < n; ++i) ++groups.try_emplace(words[i], i, 0).first->second.second;
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> order(groups.begin(), groups.end());
+    if (!sorted) std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<std::string> want_values;
+    Ints want_first, want_counts, want_inverse;
+    for (const auto& [w, g] : order) {
+      want_values.push_back(w);
+      want_first.push_back(g.first);
+      want_counts.push_back(g.second);
+    }
+    for (const std::string& w : words) {
+      want_inverse.push_back(std::find(want_values.begin(), want_values.end(), w) - want_values.begin());
+    }
+    kernels::Attrs attrs = {{"sorted", int64_t{sorted}}};
+    std::vector<int64_t> shape = {n};
+    if (iter % 3 == 1) attrs["axis"] = int64_t{-1};  // the same slices of one element
+    if (iter % 3 == 2 && n % 2 == 0) shape = {n / 2, 2};  // flattened
+    auto data = MakeStringTensor(shape, words, MakeNaiveAllocator());
+    ASSERT_TRUE(data.ok()) << data.status();
+    if (shape.size() == 2) attrs.erase("axis");
+    auto r = RunKernel("unique", attrs, {*data}, {DType::kString, DType::kI64, DType::kI64, DType::kI64});
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> got;
+    for (int64_t i = 0; i < (*r)[0]->num_elements(); ++i) {
+      got.emplace_back(StringElement(*(*r)[0], i).value_or("<unreadable>"));
+    }
+    EXPECT_EQ(got, want_values);
+    EXPECT_EQ(AsInts((*r)[1]), want_first);
+    EXPECT_EQ(AsInts((*r)[2]), want_inverse);
+    EXPECT_EQ(AsInts((*r)[3]), want_counts);
+  }
+}
+
 TEST(UniqueTest, Errors) {
-  EXPECT_INVALID(RunKernel("unique", {}, {TensorOf<float>({2, 2}, {1, 2, 3, 4})}),
-                 "unique: data must be 1-D without an axis, got shape [2, 2]");
   EXPECT_INVALID(RunKernel("unique", {{"axis", int64_t{2}}}, {TensorOf<float>({2, 2}, {1, 2, 3, 4})}),
                  "unique: axis 2 out of range for data of shape [2, 2]");
   EXPECT_INVALID(RunKernel("unique", {}, {TensorOf<float>({2}, {1, 2})},
                            {DType::kF32, DType::kI64, DType::kI64, DType::kI64, DType::kI64}),
                  "unique: expected 1 to 4 outputs (values, indices, inverse, counts), got 5");
   EXPECT_INVALID(RunKernel("unique", {}, {TensorOf<bool>({2}, {true, false})}),
-                 "unsupported dtype bool for unique data: expected f32, f64, i32 or i64");
+                 "unsupported dtype bool for unique data: expected f32, f64, i32, i64 or string");
   EXPECT_INVALID(
       RunKernel("unique", {}, {TensorOf<float>({2}, {1, 2})}, {DType::kF32, DType::kF32}),
       "unsupported dtype f32 for unique index output: expected i32 or i64");

@@ -559,8 +559,8 @@ const std::map<std::string, Generator>& Generators() {
       };
     }
     (*g)["unique"] = [values_of](std::mt19937& rng) {
-      if (Rand(rng, 0, 1) == 0) {
-        const Shape s = {Rand(rng, 0, 9)};
+      if (Rand(rng, 0, 1) == 0) {  // the elements of data of any rank
+        const Shape s = RandShape(rng, 0, 3);
         return Case{{{DType::kF32, s}}, {}, 4, {{0, values_of(rng, s, -3, 3)}}};
       }
       const Shape s = RandShape(rng, 1, 3);  // slices along an axis, now and then out of range

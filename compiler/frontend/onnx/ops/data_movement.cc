@@ -410,16 +410,14 @@ absl::StatusOr<Values> ConvertCompress(NodeContext& ctx) {
 
 // Unique over the flattened input (`axis` absent) or of the slices along `axis`: the
 // distinct values (slices), sorted or in order of first occurrence, with their first
-// indices, each element's (slice's) inverse index and the counts.
+// indices, each element's (slice's) inverse index and the counts. Numbers or strings.
 absl::StatusOr<Values> ConvertUnique(NodeContext& ctx) {
-  DYNVM_ASSIGN_OR_RETURN(OnnxValue x, ctx.Input(0));
+  DYNVM_ASSIGN_OR_RETURN(const OnnxValue x, ctx.Input(0));
   DYNVM_ASSIGN_OR_RETURN(const int64_t sorted, ctx.Int("sorted", 1));
   kernels::Attrs attrs = {{"sorted", sorted}};
   if (ctx.HasAttr("axis")) {
     DYNVM_ASSIGN_OR_RETURN(const int64_t axis, ctx.Int("axis"));
     attrs["axis"] = axis;
-  } else if (x.type.rank() != 1) {
-    DYNVM_ASSIGN_OR_RETURN(x, ctx.Call("reshape", {x}, {{"newshape", std::vector<int64_t>{-1}}}));
   }
   DYNVM_ASSIGN_OR_RETURN(OnnxValue all, ctx.Call("unique", {x}, std::move(attrs)));
   Values out;

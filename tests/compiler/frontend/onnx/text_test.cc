@@ -1,4 +1,4 @@
-// The text converters (StringNormalizer, TfIdfVectorizer) on what the conformance cases
+// The text converters (StringNormalizer, TfIdfVectorizer, Unique of strings) on what the conformance cases
 // leave out: lengths and batches known only at run time, the types the importer gives
 // them, string lists that must survive the executable file, the locales accepted, and
 // errors at import.
@@ -12,6 +12,7 @@
 #include "compiler/passes/type_infer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "objects/adt.h"
 #include "objects/allocator.h"
 #include "objects/ndarray.h"
 #include "objects/string_tensor.h"
@@ -173,6 +174,40 @@ TEST(TextConvertersTest, TfIdfVectorizerErrors) {
               "unsupported dtype string for X: expected int32 or int64");
   ExpectError(Import(model(onnx::TensorProto::INT64, "BM25")), absl::StatusCode::kUnimplemented,
               "mode 'BM25': expected TF, IDF or TFIDF");
+}
+
+// Unique of a [b, n] string tensor, flattened (no axis), in order of first occurrence:
+// all four outputs, the batch and length known only at run time.
+TEST(TextConvertersTest, UniqueOfStrings) {
+  onnx::ModelProto m = Model(11);
+  onnx::GraphProto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "x", onnx::TensorProto::STRING, {"b", "n"});
+  onnx::NodeProto* node = AddNode(g, "Unique", {"x"}, {"y", "indices", "inverse", "counts"});
+  AddIntAttr(node, "sorted", 0);
+  AddValue(g->mutable_output(), "y", onnx::TensorProto::STRING, {""});
+  for (const char* name : {"indices", "inverse", "counts"}) {
+    AddValue(g->mutable_output(), name, onnx::TensorProto::INT64, {""});
+  }
+  EXPECT_EQ(ResultType(Import(m)),
+            "(Tensor[(?), string], Tensor[(?), int64], Tensor[(b*n), int64], Tensor[(?), int64])");
+  const std::shared_ptr<const vm::Executable> exe = ImportAndCompile(m);
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  absl::StatusOr<Value> got =
+      machine.Invoke("main", {Value(StringTensor({2, 3}, {"to", "be", "or", "not", "to", "be"}))});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const absl::Span<const Value> outs = got->As<ADTObj>()->fields();
+  const NDArrayObj& y = *outs[0].As<NDArrayObj>();
+  Strings values;
+  for (int64_t i = 0; i < y.num_elements(); ++i) values.emplace_back(StringElement(y, i).value_or("<unreadable>"));
+  EXPECT_EQ(values, (Strings{"to", "be", "or", "not"}));
+  const auto ints = [&](int i) {
+    const NDArrayObj& t = *outs[i].As<NDArrayObj>();
+    return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + t.num_elements());
+  };
+  EXPECT_EQ(ints(1), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(ints(2), (std::vector<int64_t>{0, 1, 2, 3, 0, 1}));
+  EXPECT_EQ(ints(3), (std::vector<int64_t>{2, 2, 1, 1}));
 }
 
 }  // namespace
