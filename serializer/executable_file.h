@@ -28,8 +28,8 @@ namespace dynvm::serializer {
 // The format version written; a file with another major version is rejected.
 inline constexpr uint32_t kFormatMajorVersion = 1;
 // Minor 1 added tuple signatures (ValueKind Tuple, ValueSpec.fields); minor 2 native
-// code (Executable.native).
-inline constexpr uint32_t kFormatMinorVersion = 2;
+// code (Executable.native); minor 3 source maps (Executable.sources, Function.source_map).
+inline constexpr uint32_t kFormatMinorVersion = 3;
 
 // The bytes of `spec` as an executable file. Deterministic: the same spec gives the
 // same bytes. Fails on a constant the format cannot hold.

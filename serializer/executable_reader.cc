@@ -115,6 +115,13 @@ class MetadataReader {
       if (!code.ok()) return Annotate(code.status(), "native code");
       spec.native = *std::move(code);
     }
+    if (const auto* sources = root_->sources()) {
+      for (flatbuffers::uoffset_t i = 0; i < sources->size(); ++i) {
+        absl::StatusOr<std::string> text = ReadOptionalString(sources->Get(i));
+        if (!text.ok()) return Annotate(text.status(), absl::StrFormat("source %d", i));
+        spec.sources.push_back(*std::move(text));
+      }
+    }
     spec.backing = owner_;
     return spec;
   }
@@ -269,6 +276,10 @@ absl::StatusOr<vm::Function> MetadataReader::ReadFunction(const fbs::Function& i
     DYNVM_ASSIGN_OR_RETURN(out.results, ReadValueSpecs(in.results(), "result"));
     if (in.code() == nullptr) return Invalid("missing code");
     DYNVM_ASSIGN_OR_RETURN(out.code, ReadVector(in.code()));
+    if (const auto* map = in.source_map()) {
+      DYNVM_RETURN_IF_ERROR(Charge(uint64_t{map->size()} * sizeof(fbs::SourceEntry)));
+      for (const fbs::SourceEntry* e : *map) out.source_map.push_back({e->pc(), e->source()});
+    }
     return absl::OkStatus();
   }();
   if (!status.ok()) {

@@ -128,7 +128,8 @@ class MetadataWriter {
     }
     auto root = fbs::CreateExecutable(fbb_, fbb_.CreateString(spec_.producer),
                                       fbb_.CreateVector(functions), fbb_.CreateVector(kernels),
-                                      fbb_.CreateVector(constants), native);
+                                      fbb_.CreateVector(constants), native,
+                                      spec_.sources.empty() ? 0 : fbb_.CreateVectorOfStrings(spec_.sources));
     fbs::FinishExecutableBuffer(fbb_, root);
     return absl::OkStatus();
   }
@@ -163,8 +164,14 @@ class MetadataWriter {
     auto name = fbb_.CreateString(f.name);
     auto params = specs(f.params);
     auto results = specs(f.results);
-    return fbs::CreateFunction(fbb_, name, f.num_registers, params, results,
-                               fbb_.CreateVector(f.code));
+    auto code = fbb_.CreateVector(f.code);
+    flatbuffers::Offset<flatbuffers::Vector<const fbs::SourceEntry*>> source_map;
+    if (!f.source_map.empty()) {
+      std::vector<fbs::SourceEntry> entries;
+      for (const vm::SourceEntry& e : f.source_map) entries.emplace_back(e.pc, e.source);
+      source_map = fbb_.CreateVectorOfStructs(entries);
+    }
+    return fbs::CreateFunction(fbb_, name, f.num_registers, params, results, code, source_map);
   }
 
   flatbuffers::Offset<fbs::Attr> WriteAttr(const std::string& name,

@@ -1,6 +1,7 @@
-// The text of value specs, and a function's outputs.
+// The text of value specs, a function's outputs, and the source of an instruction.
 #include "vm/executable_spec.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ std::vector<const ValueSpec*> Function::outputs() const {
   std::vector<const ValueSpec*> out;
   for (const ValueSpec& r : results) AppendLeafSpecs(r, out);
   return out;
+}
+
+const std::string* SourceAt(const ExecutableSpec& spec, const Function& function, uint32_t pc) {
+  const auto it = std::lower_bound(function.source_map.begin(), function.source_map.end(), pc,
+                                   [](const SourceEntry& e, uint32_t p) { return e.pc < p; });
+  if (it == function.source_map.end() || it->pc != pc || it->source >= spec.sources.size()) return nullptr;
+  return &spec.sources[it->source];
 }
 
 }  // namespace dynvm::vm

@@ -58,12 +58,23 @@ inline constexpr int kMaxSpecDepth = 8;
 std::string ValueSpecToString(const ValueSpec& spec);
 
 // One function: its bytecode, frame size and signature.
+// Where an instruction comes from in the model the compiler read: `source` indexes
+// ExecutableSpec::sources. Run-time errors of the instruction at `pc` name it.
+struct SourceEntry {
+  uint32_t pc = 0;
+  uint32_t source = 0;
+  bool operator==(const SourceEntry&) const = default;
+};
+
 struct Function {
   std::string name;
   uint32_t num_registers = 0;     // the frame size; parameters are registers 0..n-1
   std::vector<ValueSpec> params;  // the parameters, in order
   std::vector<ValueSpec> results; // what Ret returns: one value (a tuple for several)
   std::vector<uint32_t> code;     // vm/bytecode.h
+  // The instructions with a known source, by increasing pc (optional: a function
+  // without it runs the same, its errors naming only the instruction).
+  std::vector<SourceEntry> source_map = {};
 
   uint32_t num_params() const { return static_cast<uint32_t>(params.size()); }
   // The outputs: the leaves of `results` depth-first, as FlattenValue (objects/adt.h)
@@ -109,9 +120,14 @@ struct ExecutableSpec {
   // Tensors (NDArray), strings (StringObj), ints, floats or bools, loaded by LoadConst.
   std::vector<Value> constants;
   std::string producer = "dynvm";  // who made it, for diagnostics
+  // What the functions' source maps name: "ONNX node 'Gather_3' (Gather)".
+  std::vector<std::string> sources;
   // Keeps memory alive that constants view (the mmap of the file they came from).
   ObjectRef<Object> backing;
 };
+
+// The source of the instruction at `pc` of `function`, if its source map has one.
+const std::string* SourceAt(const ExecutableSpec& spec, const Function& function, uint32_t pc);
 
 }  // namespace dynvm::vm
 

@@ -355,6 +355,7 @@ class FunctionVerifier {
             absl::StrFormat("instruction %d: jump target %d is not an instruction", pc, target));
       }
     }
+    DYNVM_RETURN_IF_ERROR(CheckSourceMap(starts));
     if (last != Opcode::kRet && last != Opcode::kFatal && last != Opcode::kGoto &&
         last != Opcode::kTailInvoke) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -366,6 +367,25 @@ class FunctionVerifier {
   }
 
  private:
+  // [RULE source-map] Entries name instruction starts in increasing order, and sources
+  // in the table.
+  absl::Status CheckSourceMap(const std::vector<bool>& starts) const {
+    for (size_t i = 0; i < func_.source_map.size(); ++i) {
+      const SourceEntry& e = func_.source_map[i];
+      if (e.pc >= starts.size() || !starts[e.pc]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("source map entry %d: pc %d is not an instruction", i, e.pc));
+      }
+      if (i > 0 && e.pc <= func_.source_map[i - 1].pc) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "source map entry %d: pc %d does not follow the previous entry's %d", i, e.pc,
+            func_.source_map[i - 1].pc));
+      }
+      DYNVM_RETURN_IF_ERROR(CheckIndex(e.source, spec_.sources.size(), "source"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckRegister(int64_t reg) const {
     if (reg < 0 || reg >= func_.num_registers) {
       return absl::InvalidArgumentError(

@@ -7,7 +7,8 @@
 // that land on instruction starts; call arities that match the callee; InvokePacked
 // arities that match the kernel-table entry; valid dtypes, ranks and non-negative static
 // dims; and a last instruction that does not fall through (ret, fatal, goto,
-// tail_invoke). Fatal names a string constant. Function names are unique.
+// tail_invoke). Fatal names a string constant. Function names are unique. A source
+// map names instruction starts, in increasing order, and sources in the table.
 //
 // And every register an instruction reads is defined on every path from the function's
 // entry to it, so no reachable instruction reads a register that was never written or was

@@ -390,13 +390,16 @@ absl::StatusOr<Value> VirtualMachine::InvokeWithin(uint32_t function_index,
 
 namespace {
 
-// Annotates a failure of the instruction at `pc` of `function`.
-absl::Status AtInstruction(const absl::Status& status, const Function& function,
-                                  uint32_t pc) {
+// Annotates a failure of the instruction at `pc` of `function`, naming where the
+// instruction comes from when the executable says.
+absl::Status AtInstruction(const absl::Status& status, const Executable& exe, const Function& function,
+                           uint32_t pc) {
   const Opcode op = static_cast<Opcode>(HeaderOpcode(function.code[pc]));
+  const std::string* source = SourceAt(exe.spec(), function, pc);
   return absl::Status(status.code(),
-                      absl::StrFormat("function '%s', instruction %d (%s): %s", function.name,
-                                      pc, GetOpcodeInfo(op).mnemonic, status.message()));
+                      absl::StrFormat("function '%s', instruction %d (%s)%s: %s", function.name, pc,
+                                      GetOpcodeInfo(op).mnemonic, source ? " of " + *source : "",
+                                      status.message()));
 }
 
 }  // namespace
@@ -848,7 +851,7 @@ absl::StatusOr<Value> VirtualMachine::Run() {
 #endif
 
 fail:
-  return AtInstruction(status, *func, static_cast<uint32_t>(ip - func->code.data()));
+  return AtInstruction(status, exe, *func, static_cast<uint32_t>(ip - func->code.data()));
 
 #undef OPND
 #undef REG

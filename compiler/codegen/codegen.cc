@@ -94,6 +94,7 @@ class FunctionGen {
   uint32_t NewRegister() { return next_register_++; }
   void Emit(Opcode op, std::vector<int64_t> operands, std::vector<int64_t> list = {}) {
     code_.push_back({op, std::move(operands), std::move(list)});
+    sources_.push_back(source_);
   }
   absl::Status Unsupported(std::string_view what) const {
     return absl::UnimplementedError(
@@ -159,6 +160,8 @@ class FunctionGen {
   SelfReference self_;
   uint32_t next_register_ = 0;
   std::vector<Instruction> code_;
+  std::vector<uint32_t> sources_;  // per instruction of code_ (FunctionCode::sources)
+  uint32_t source_ = kNoSource;    // the source of the instructions Emit adds now
   // For each If and Goto, the instruction indices its jump operands must hold.
   std::vector<std::pair<size_t, std::vector<size_t>>> jumps_;
   Bound bound_;
@@ -192,7 +195,7 @@ class ModuleGen {
   absl::StatusOr<uint32_t> AddClosureCode(const std::string& enclosing, const Expr& fn,
                                           const std::vector<Expr>& captured, const Expr* bound_to);
   // The bytecode passes, then the encoding.
-  absl::StatusOr<std::vector<uint32_t>> Finish(FunctionCode& code) {
+  absl::StatusOr<std::vector<uint32_t>> Finish(FunctionCode& code, std::vector<vm::SourceEntry>& source_map) {
     if (options_.plan_memory) stats_.memory += PlanMemory(code);
     stats_.registers_before += code.num_registers;
     if (options_.allocate_registers) {
@@ -200,7 +203,14 @@ class ModuleGen {
       AllocateRegisters(code);
     }
     stats_.registers_after += code.num_registers;
-    return Encode(code);
+    return Encode(code, &source_map);
+  }
+  // The index of `source` in the executable's sources (kNoSource for "").
+  uint32_t Source(const std::string& source) {
+    if (source.empty()) return kNoSource;
+    const auto [it, inserted] = source_index_.try_emplace(source, spec_.sources.size());
+    if (inserted) spec_.sources.push_back(source);
+    return it->second;
   }
   const CodegenStats& stats() const { return stats_; }
   uint32_t StringConstant(const std::string& text) {
@@ -221,6 +231,7 @@ class ModuleGen {
   std::vector<vm::Function> closures_;  // placed after the module's functions
   absl::flat_hash_map<std::string, uint32_t> function_index_;
   absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
+  absl::flat_hash_map<std::string, uint32_t> source_index_;
 };
 
 absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<Expr>& captured) {
@@ -239,8 +250,8 @@ absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<
     const size_t first = code_[at].op == Opcode::kIf ? 1 : 0;
     for (size_t i = 0; i < targets.size(); ++i) code_[at].operands[first + i] = static_cast<int64_t>(targets[i]);
   }
-  FunctionCode code{std::move(code_), static_cast<uint32_t>(params.size()), next_register_};
-  DYNVM_ASSIGN_OR_RETURN(out.code, module_.Finish(code));
+  FunctionCode code{std::move(code_), static_cast<uint32_t>(params.size()), next_register_, std::move(sources_)};
+  DYNVM_ASSIGN_OR_RETURN(out.code, module_.Finish(code, out.source_map));
   out.num_registers = code.num_registers;
   return out;
 }
@@ -353,7 +364,12 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
             tensors.push_back(field);
           }
         }
-        DYNVM_ASSIGN_OR_RETURN(r, GenOpCall(e, std::move(tensors)));
+        // The call's instructions (its shape function, allocations, kernel) come from
+        // its source; its arguments' from theirs.
+        const uint32_t enclosing = std::exchange(source_, module_.Source(e.source()));
+        absl::StatusOr<uint32_t> result = GenOpCall(e, std::move(tensors));
+        source_ = enclosing;
+        DYNVM_ASSIGN_OR_RETURN(r, std::move(result));
       } else if (callee.is(ExprKind::kGlobalVar)) {
         DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
         r = NewRegister();

@@ -114,11 +114,16 @@ void Rewrite(FunctionCode& f, const std::vector<bool>& keep,
   const size_t n = f.code.size();
   before.resize(n + 1);
   std::vector<Instruction> out;
+  std::vector<uint32_t> sources;
   std::vector<size_t> new_index(n + 1);
   for (size_t i = 0; i <= n; ++i) {
     new_index[i] = out.size();
     for (Instruction& inst : before[i]) out.push_back(std::move(inst));
-    if (i < n && (keep.empty() || keep[i])) out.push_back(std::move(f.code[i]));
+    sources.resize(out.size(), kNoSource);
+    if (i < n && (keep.empty() || keep[i])) {
+      out.push_back(std::move(f.code[i]));
+      sources.push_back(i < f.sources.size() ? f.sources[i] : kNoSource);
+    }
   }
   for (Instruction& inst : out) {
     if (inst.op == Opcode::kGoto) inst.operands[0] = static_cast<int64_t>(new_index[inst.operands[0]]);
@@ -128,9 +133,10 @@ void Rewrite(FunctionCode& f, const std::vector<bool>& keep,
     }
   }
   f.code = std::move(out);
+  f.sources = std::move(sources);
 }
 
-absl::StatusOr<std::vector<uint32_t>> Encode(const FunctionCode& f) {
+absl::StatusOr<std::vector<uint32_t>> Encode(const FunctionCode& f, std::vector<vm::SourceEntry>* source_map) {
   // Every instruction's length is fixed by its operand count, not by the values of its
   // offsets, so positions can be measured before the offsets are known.
   std::vector<int64_t> position;
@@ -143,6 +149,12 @@ absl::StatusOr<std::vector<uint32_t>> Encode(const FunctionCode& f) {
     words += static_cast<int64_t>(scratch.size());
   }
   position.push_back(words);
+  if (source_map != nullptr) {
+    source_map->clear();
+    for (size_t i = 0; i < f.code.size() && i < f.sources.size(); ++i) {
+      if (f.sources[i] != kNoSource) source_map->push_back({static_cast<uint32_t>(position[i]), f.sources[i]});
+    }
+  }
   std::vector<uint32_t> code;
   for (size_t i = 0; i < f.code.size(); ++i) {
     Instruction inst = f.code[i];

@@ -16,8 +16,12 @@
 
 #include "absl/status/statusor.h"
 #include "vm/bytecode.h"
+#include "vm/executable_spec.h"
 
 namespace dynvm::compiler {
+
+// FunctionCode::sources' entry for an instruction of no known source.
+inline constexpr uint32_t kNoSource = UINT32_MAX;
 
 struct FunctionCode {
   // Jump operands (J) hold the index of the target instruction; code.size() is the end.
@@ -25,6 +29,9 @@ struct FunctionCode {
   // Registers 0..num_params-1 hold the arguments on entry.
   uint32_t num_params = 0;
   uint32_t num_registers = 0;
+  // Per instruction, where it comes from: an index into the executable's sources, or
+  // kNoSource. As long as `code`, or shorter when the rest have none.
+  std::vector<uint32_t> sources = {};
 };
 
 // The registers `inst` reads, in operand order (a register read twice appears twice).
@@ -44,12 +51,14 @@ bool IsPure(vm::Opcode op);
 // Rebuilds `f.code` keeping the instructions `keep` selects, with `before[i]` inserted in
 // front of instruction i (and before[code.size()] at the end); jumps to i land on the
 // first instruction inserted before it. `keep` and `before` may be empty (keep all,
-// insert nothing).
+// insert nothing). Kept instructions keep their sources; inserted ones have none.
 void Rewrite(FunctionCode& f, const std::vector<bool>& keep,
              std::vector<std::vector<vm::Instruction>> before);
 
-// The VM's encoding of `f`, jump indices turned into relative word offsets.
-absl::StatusOr<std::vector<uint32_t>> Encode(const FunctionCode& f);
+// The VM's encoding of `f`, jump indices turned into relative word offsets; and, into
+// `source_map` if given, an entry for each instruction with a source.
+absl::StatusOr<std::vector<uint32_t>> Encode(const FunctionCode& f,
+                                             std::vector<vm::SourceEntry>* source_map = nullptr);
 
 }  // namespace dynvm::compiler
 

@@ -2,8 +2,12 @@
 // (compiler/ir/expr.h).
 #include "compiler/ir/expr.h"
 
+#include <algorithm>
 #include <atomic>
+#include <string_view>
 #include <utility>
+
+#include "absl/strings/str_format.h"
 
 namespace dynvm::compiler {
 
@@ -21,6 +25,7 @@ struct Expr::Node {
   NDArray value;
   std::vector<Expr> parts, operands;
   kernels::Attrs attrs;
+  std::string source;
   int index = 0;
   std::vector<std::string> type_params;
   std::string adt;
@@ -105,13 +110,29 @@ Expr Expr::Op(std::string_view name) {
   return Make(std::move(n));
 }
 
-Expr Expr::Call(Expr callee, std::vector<Expr> args, kernels::Attrs attrs) {
+Expr Expr::Call(Expr callee, std::vector<Expr> args, kernels::Attrs attrs, std::string source) {
   Node n;
   n.kind = ExprKind::kCall;
   n.parts = {std::move(callee)};
   n.operands = std::move(args);
   n.attrs = std::move(attrs);
+  n.source = std::move(source);
   return Make(std::move(n));
+}
+
+std::string JoinSources(const std::vector<std::string>& sources) {
+  constexpr size_t kShown = 3;
+  std::vector<std::string_view> distinct;
+  for (const std::string& s : sources) {
+    if (!s.empty() && std::find(distinct.begin(), distinct.end(), s) == distinct.end()) distinct.push_back(s);
+  }
+  std::string out;
+  for (size_t i = 0; i < distinct.size() && i < kShown; ++i) {
+    out += (i == 0 ? "" : ", ");
+    out += distinct[i];
+  }
+  if (distinct.size() > kShown) out += absl::StrFormat(" and %d more", distinct.size() - kShown);
+  return out;
 }
 
 Expr Expr::Let(Expr var, Expr value, Expr body) {
@@ -182,6 +203,7 @@ const std::optional<Type>& Expr::annotation() const { return node_->annotation; 
 const NDArray& Expr::value() const { return node_->value; }
 const std::vector<Expr>& Expr::operands() const { return node_->operands; }
 const kernels::Attrs& Expr::attrs() const { return node_->attrs; }
+const std::string& Expr::source() const { return node_->source; }
 int Expr::index() const { return node_->index; }
 const std::vector<std::string>& Expr::type_params() const { return node_->type_params; }
 const std::string& Expr::adt() const { return node_->adt; }

@@ -62,7 +62,10 @@ class Expr {
   static Expr GlobalVar(std::string_view name);
   static Expr Constant(NDArray value);
   static Expr Op(std::string_view name);
-  static Expr Call(Expr callee, std::vector<Expr> args, kernels::Attrs attrs = {});
+  // `source` says where the call comes from in the model a front end read ("ONNX node
+  // 'Gather_3' (Gather)"): code generation keeps it beside the call's instructions, so
+  // that a run-time failure names it. Empty when unknown.
+  static Expr Call(Expr callee, std::vector<Expr> args, kernels::Attrs attrs = {}, std::string source = {});
   static Expr Let(Expr var, Expr value, Expr body);
   static Expr If(Expr cond, Expr then_branch, Expr else_branch);
   static Expr Tuple(std::vector<Expr> fields);
@@ -105,6 +108,8 @@ class Expr {
   const Expr& cond() const { return operand(); }
   // kCall, kFunction
   const kernels::Attrs& attrs() const;
+  // kCall: where it comes from (see Call); empty for other kinds.
+  const std::string& source() const;
   // kLet: the bound Var.
   const Expr& var() const;
   // kLet: the body; kFunction: the body; kIf: the then branch.
@@ -140,6 +145,11 @@ class Expr {
   static Expr Make(Node node);
   std::shared_ptr<const Node> node_;
 };
+
+// One source for a call that stands for several (a fused group, dense layers merged):
+// the distinct non-empty `sources` in order, joined by ", ", the fourth and later
+// counted ("and 2 more").
+std::string JoinSources(const std::vector<std::string>& sources);
 
 enum class PatternKind : uint8_t {
   kWildcard,     // _

@@ -73,7 +73,7 @@ absl::StatusOr<Expr> Rewriter::Visit(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(Expr callee, Visit(e.callee()));
       changed = !callee.same_as(e.callee());
       DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> args, VisitAll(e.args(), changed));
-      return Apply(e, changed ? Expr::Call(std::move(callee), std::move(args), e.attrs()) : e);
+      return Apply(e, changed ? Expr::Call(std::move(callee), std::move(args), e.attrs(), e.source()) : e);
     }
     case ExprKind::kIf: {
       DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> parts,

@@ -85,7 +85,7 @@ Expr Rebuild(const Expr& e, std::vector<Expr>& parts) {
   Expr out;
   switch (e.kind()) {
     case ExprKind::kCall:
-      out = Expr::Call(parts[0], std::vector<Expr>(parts.begin() + 1, parts.end()), e.attrs());
+      out = Expr::Call(parts[0], std::vector<Expr>(parts.begin() + 1, parts.end()), e.attrs(), e.source());
       break;
     case ExprKind::kTuple: out = Expr::Tuple(std::move(parts)); break;
     case ExprKind::kTupleGetItem: out = Expr::TupleGetItem(parts[0], e.index()); break;

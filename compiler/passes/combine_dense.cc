@@ -195,9 +195,11 @@ class Combiner {
     const Expr& first = members[0];
     std::vector<Expr> weights, biases;
     std::vector<int64_t> split_points;
+    std::vector<std::string> sources;
     int64_t total = 0;
     for (size_t i = 0; i < members.size(); ++i) {
       const Expr& m = members[i];
+      sources.push_back(m.source());
       weights.push_back(m.args()[1]);
       if (m.args().size() == 3) biases.push_back(m.args()[2]);
       if (!g.bias_adds.empty()) biases.push_back(g.bias_adds[i].args()[1 - DenseOperand(g.bias_adds[i])]);
@@ -209,9 +211,10 @@ class Combiner {
     if (!biases.empty()) args.push_back(Expr::Call(concat, {Expr::Tuple(biases)}, {{"axis", int64_t{0}}}));
     kernels::Attrs attrs = first.attrs();
     attrs["units"] = total;
-    const Expr dense = Expr::Call(first.callee(), std::move(args), std::move(attrs));
-    return Expr::Call(Expr::Op("split"), {dense},
-                      {{"indices_or_sections", split_points}, {"axis", int64_t{-1}}});
+    const std::string source = JoinSources(sources);
+    const Expr dense = Expr::Call(first.callee(), std::move(args), std::move(attrs), source);
+    return Expr::Call(Expr::Op("split"), {dense}, {{"indices_or_sections", split_points}, {"axis", int64_t{-1}}},
+                      source);
   }
 
   int next_block_ = 0;

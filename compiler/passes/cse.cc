@@ -137,7 +137,7 @@ absl::StatusOr<Expr> Cse::VisitChildren(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(Expr callee, Visit(e.callee()));
       changed = !callee.same_as(e.callee());
       DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> args, visit_all(e.args()));
-      if (changed) out = Expr::Call(std::move(callee), std::move(args), e.attrs());
+      if (changed) out = Expr::Call(std::move(callee), std::move(args), e.attrs(), e.source());
       break;
     }
     case ExprKind::kTuple: {

@@ -266,11 +266,14 @@ class Fuser {
       for (size_t i = 1; i < original.args().size(); ++i) inputs.push_back(Rewritten(original.args()[i]));
       kernels::Attrs attrs = original.attrs();
       attrs["prologue"] = program;
-      return Expr::Call(original.callee(), std::move(inputs), std::move(attrs)).WithType(*original.checked_type());
+      std::vector<std::string> sources = {original.source()};
+      GroupSources(original.args()[0], sources);
+      return Expr::Call(original.callee(), std::move(inputs), std::move(attrs), JoinSources(sources))
+          .WithType(*original.checked_type());
     }
     if (const auto chain = chains_.find(original.identity());
         chain != chains_.end() && !IsOpCall(original, "nn.dense")) {
-      return FusedDense(chain->second, *original.checked_type());
+      return FusedDense(chain->second, *original.checked_type(), original.source());
     }
     const auto group = group_size_.find(original.identity());
     if (group == group_size_.end() || group->second < 2 || absorbed_.contains(original.identity())) {
@@ -280,6 +283,8 @@ class Fuser {
     std::string program;
     int statements = 0;
     Emit(original, inputs, program, statements);
+    std::vector<std::string> sources;
+    GroupSources(original, sources);
     // Literals only (constant folding's to do), or more inputs than a program reads.
     if (inputs.empty() || inputs.size() > kernels::kFusedElementwiseMaxInputs) return rebuilt;
     // A group of one reduction's result (and literals) is that reduction's epilogue.
@@ -287,10 +292,21 @@ class Fuser {
         SingleUse(LeafOf(original)) && *inputs[0].checked_type() == *original.checked_type()) {
       kernels::Attrs attrs = inputs[0].attrs();
       attrs["epilogue"] = program;
-      return Expr::Call(inputs[0].callee(), inputs[0].args(), std::move(attrs)).WithType(*original.checked_type());
+      sources.insert(sources.begin(), inputs[0].source());
+      return Expr::Call(inputs[0].callee(), inputs[0].args(), std::move(attrs), JoinSources(sources))
+          .WithType(*original.checked_type());
     }
-    return Expr::Call(Expr::Op("fused_elementwise"), std::move(inputs), {{"program", program}})
+    return Expr::Call(Expr::Op("fused_elementwise"), std::move(inputs), {{"program", program}}, JoinSources(sources))
         .WithType(*original.checked_type());
+  }
+
+  // Appends the sources of the calls in the group rooted at `e` (in the original
+  // graph), root first.
+  void GroupSources(const Expr& e, std::vector<std::string>& sources) const {
+    sources.push_back(e.source());
+    for (const Expr& a : e.args()) {
+      if (absorbed_.contains(a.identity())) GroupSources(a, sources);
+    }
   }
 
   // The one leaf of the group rooted at `e` that is not a literal, in the original
@@ -327,7 +343,8 @@ class Fuser {
     return name;
   }
 
-  Expr FusedDense(const DenseChain& chain, const Type& type) const {
+  // The dense layer of `chain` and what it absorbed; `source` is the chain's root's.
+  Expr FusedDense(const DenseChain& chain, const Type& type, const std::string& source) const {
     const Expr& dense = chain.dense;
     std::vector<Expr> args = {Rewritten(dense.args()[0]), Rewritten(dense.args()[1])};
     if (chain.bias) args.push_back(Rewritten(*chain.bias));
@@ -335,11 +352,13 @@ class Fuser {
     if (chain.residual) {
       args.push_back(Rewritten(*chain.residual));
       attrs = {{"trans_b", int64_t{1}}, {"residual", int64_t{1}}, {"activation", chain.activation}};
-      return Expr::Call(Expr::Op("gemm"), std::move(args), std::move(attrs)).WithType(type);
+      return Expr::Call(Expr::Op("gemm"), std::move(args), std::move(attrs), JoinSources({dense.source(), source}))
+          .WithType(type);
     }
     attrs = dense.attrs();
     if (chain.activation != "none") attrs["activation"] = chain.activation;
-    return Expr::Call(dense.callee(), std::move(args), std::move(attrs)).WithType(type);
+    return Expr::Call(dense.callee(), std::move(args), std::move(attrs), JoinSources({dense.source(), source}))
+        .WithType(type);
   }
 
   absl::flat_hash_map<uintptr_t, int> uses_;

@@ -30,14 +30,15 @@ bool Packable(const Expr& w) {
   return (n + kPanel - 1) / kPanel * kPanel * k <= kMaxFoldedElements;
 }
 
-// nn.contrib_dense_pack(x, layout_transform(w), rest..., attrs, units=n).
-Expr PackedDense(const Expr& x, const Expr& w, std::vector<Expr> rest, kernels::Attrs attrs) {
+// nn.contrib_dense_pack(x, layout_transform(w), rest..., attrs, units=n), from `source`.
+Expr PackedDense(const Expr& x, const Expr& w, std::vector<Expr> rest, kernels::Attrs attrs,
+                 const std::string& source) {
   std::vector<Expr> args = {x, Expr::Call(Expr::Op("layout_transform"), {w},
                                           {{"src_layout", std::string("NC")},
                                            {"dst_layout", std::string("NC16n")}})};
   args.insert(args.end(), rest.begin(), rest.end());
   attrs["units"] = w.value()->shape()[0];  // the packed weight pads it to a multiple of 16
-  return Expr::Call(Expr::Op("nn.contrib_dense_pack"), std::move(args), std::move(attrs));
+  return Expr::Call(Expr::Op("nn.contrib_dense_pack"), std::move(args), std::move(attrs), source);
 }
 
 // The value of integer attribute `name` of `call`, or `fallback` when absent.
@@ -50,7 +51,7 @@ std::optional<int64_t> IntAttr(const Expr& call, const char* name, int64_t fallb
 
 Expr Pack(const Expr& e) {
   if (IsOp(e, "nn.dense") && Packable(e.args()[1])) {
-    return PackedDense(e.args()[0], e.args()[1], {e.args().begin() + 2, e.args().end()}, e.attrs());
+    return PackedDense(e.args()[0], e.args()[1], {e.args().begin() + 2, e.args().end()}, e.attrs(), e.source());
   }
   // Fusion's gemm(x, w, [b,] r, trans_b=1, residual=1, activation=a) = a(x wᵀ + b) + r.
   if (IsOp(e, "gemm") && e.args().size() >= 3 && Packable(e.args()[1]) &&
@@ -66,7 +67,8 @@ Expr Pack(const Expr& e) {
     const Expr& residual = e.args().back();
     std::vector<Expr> bias(e.args().begin() + 2, e.args().end() - 1);
     return Expr::Call(Expr::Op("add"),
-                      {PackedDense(e.args()[0], e.args()[1], std::move(bias), std::move(attrs)), residual});
+                      {PackedDense(e.args()[0], e.args()[1], std::move(bias), std::move(attrs), e.source()), residual},
+                      {}, e.source());
   }
   return e;
 }

@@ -121,7 +121,7 @@ std::optional<Expr> LayerNorm(const Expr& e) {
     }
   }
   return Expr::Call(Expr::Op("nn.layer_norm"), {x, gamma, beta},
-                    {{"axis", int64_t{-1}}, {"epsilon", static_cast<double>(*eps)}});
+                    {{"axis", int64_t{-1}}, {"epsilon", static_cast<double>(*eps)}}, e.source());
 }
 
 // Whether `e` is an f32 scalar constant within a relative 1e-6 of `value`.
@@ -170,7 +170,7 @@ std::optional<Expr> Gelu(const Expr& e) {
     if (!erf_x || erf_x->identity() != x.identity()) continue;
     const std::optional<Type>& t = x.checked_type();
     if (!t || !t->is_tensor() || t->dtype() != DType::kF32) return std::nullopt;
-    return Expr::Call(Expr::Op("gelu"), {x});
+    return Expr::Call(Expr::Op("gelu"), {x}, {}, e.source());
   }
   return std::nullopt;
 }
@@ -182,13 +182,13 @@ bool IsF32Rank4(const Expr& e) {
 
 // `kt` [b, h, d, s] as k [b, h, s, d]: its last two axes swapped, composed with the
 // transpose that made it if there is one (BERT's K is transpose(K4, [0, 2, 3, 1])).
-Expr SwapLastTwo(const Expr& kt) {
+Expr SwapLastTwo(const Expr& kt, const std::string& source) {
   const std::vector<int64_t>* p = IsOp(kt, "transpose") ? IntsAttr(kt, "axes") : nullptr;
   if (p != nullptr && p->size() == 4) {
     return Expr::Call(Expr::Op("transpose"), {kt.args()[0]},
-                      {{"axes", std::vector<int64_t>{(*p)[0], (*p)[1], (*p)[3], (*p)[2]}}});
+                      {{"axes", std::vector<int64_t>{(*p)[0], (*p)[1], (*p)[3], (*p)[2]}}}, kt.source());
   }
-  return Expr::Call(Expr::Op("transpose"), {kt}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}});
+  return Expr::Call(Expr::Op("transpose"), {kt}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}}, source);
 }
 
 // [attention]: matmul(softmax(matmul(q, kᵀ) * scale [+ mask], axis=-1), v) for rank-4
@@ -237,9 +237,9 @@ std::optional<Expr> Attention(const Expr& e) {
     const std::optional<Type>& mt = mask->checked_type();
     if (!mt || !mt->is_tensor() || mt->dtype() != DType::kF32 || mt->rank() > 4) return std::nullopt;
   }
-  std::vector<Expr> args = {q, SwapLastTwo(kt), v};
+  std::vector<Expr> args = {q, SwapLastTwo(kt, e.source()), v};
   if (mask) args.push_back(*mask);
-  return Expr::Call(Expr::Op("nn.attention"), std::move(args), {{"scale", scale}});
+  return Expr::Call(Expr::Op("nn.attention"), std::move(args), {{"scale", scale}}, e.source());
 }
 
 // Whether `e` is transpose(x, axes=[0, 2, 1, 3]): [B, S, H, D] to [B, H, S, D].
@@ -268,8 +268,8 @@ std::optional<Expr> AttentionLayout(const Expr& e) {
   kernels::Attrs attrs = e.attrs();
   attrs["layout"] = std::string("BSHD");
   return Expr::Call(Expr::Op("transpose"),
-                    {Expr::Call(e.callee(), std::move(args), std::move(attrs))},
-                    {{"axes", std::vector<int64_t>{0, 2, 1, 3}}});
+                    {Expr::Call(e.callee(), std::move(args), std::move(attrs), e.source())},
+                    {{"axes", std::vector<int64_t>{0, 2, 1, 3}}}, e.source());
 }
 
 Expr Simplify(const Expr& e) {
@@ -288,7 +288,7 @@ Expr Simplify(const Expr& e) {
     const std::vector<int64_t>* codes = IntsAttr(e, "newshape");
     if (IsOp(x, "reshape") && codes != nullptr &&
         std::all_of(codes->begin(), codes->end(), [](int64_t c) { return c > 0 || c == -1; })) {
-      return Expr::Call(e.callee(), {x.args()[0]}, e.attrs());
+      return Expr::Call(e.callee(), {x.args()[0]}, e.attrs(), e.source());
     }
     return e;
   }
@@ -311,7 +311,7 @@ Expr Simplify(const Expr& e) {
     if (identity) return inner.args()[0];
     kernels::Attrs attrs = e.attrs();
     attrs["axes"] = composed;
-    return Expr::Call(e.callee(), {inner.args()[0]}, std::move(attrs));
+    return Expr::Call(e.callee(), {inner.args()[0]}, std::move(attrs), e.source());
   }
   // [arith-identity]
   const bool zero_right = IsOp(e, "add") || IsOp(e, "subtract");

@@ -497,7 +497,7 @@ absl::StatusOr<Expr> Inferer::Rebuild(const Expr& e) {
     case ExprKind::kCall: {
       DYNVM_ASSIGN_OR_RETURN(Expr callee, Rebuild(e.callee()));
       DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> args, all(e.args()));
-      out = Expr::Call(std::move(callee), std::move(args), e.attrs());
+      out = Expr::Call(std::move(callee), std::move(args), e.attrs(), e.source());
       break;
     }
     case ExprKind::kLet: {

@@ -174,6 +174,9 @@ vm::ExecutableSpec TestSpec() {
   vm::ValueSpec nested = Scalar("", Kind::kTuple);
   nested.fields = {pair, Scalar("", Kind::kTuple)};  // and an empty tuple
   spec.functions.push_back(vm::Function{"tuples", 1, {pair}, {nested}, Code({{Op::kRet, {0}, {}}})});
+  // Where main's instructions come from (pc 0: the first load_const, 6: invoke_packed).
+  spec.sources = {"ONNX node 'add_1' (Add)", "ONNX node (Relu) making 'y'"};
+  spec.functions[0].source_map = {{0, 1}, {6, 0}};
   return spec;
 }
 
@@ -208,6 +211,7 @@ void ExpectConstantsEqual(const Value& a, const Value& b, size_t i) {
 void ExpectSpecsEqual(const vm::ExecutableSpec& a, const vm::ExecutableSpec& b) {
   EXPECT_EQ(a.producer, b.producer);
   EXPECT_EQ(a.functions, b.functions);
+  EXPECT_EQ(a.sources, b.sources);
   EXPECT_EQ(a.kernels, b.kernels);
   ASSERT_EQ(a.constants.size(), b.constants.size());
   for (size_t i = 0; i < a.constants.size(); ++i) {

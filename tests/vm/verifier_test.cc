@@ -120,6 +120,27 @@ TEST(VerifierTest, ValidProgramPasses) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// [RULE source-map] Entries name instruction starts, in increasing order, and sources in
+// the table.
+TEST(VerifierTest, SourceMapNamesInstructionsAndSources) {
+  ExecutableSpec spec = BaseSpec(Assemble({Op(Opcode::kLoadConsti, {2, 3}),  // pc 0
+                                           Op(Opcode::kMove, {3, 2}),        // pc 4
+                                           Op(Opcode::kRet, {3})}));         // pc 7
+  spec.sources = {"ONNX node 'a' (Add)", "ONNX node 'b' (Mul)"};
+  spec.functions[0].source_map = {{0, 1}, {4, 0}, {7, 1}};
+  EXPECT_TRUE(VerifyExecutable(spec).ok()) << VerifyExecutable(spec);
+  spec.functions[0].source_map = {{0, 1}, {5, 0}};
+  ExpectRejected(VerifyExecutable(spec), {"function 'main'", "source map entry 1: pc 5 is not an instruction"});
+  spec.functions[0].source_map = {{0, 1}, {9, 0}};
+  ExpectRejected(VerifyExecutable(spec), {"source map entry 1: pc 9 is not an instruction"});
+  spec.functions[0].source_map = {{4, 1}, {4, 0}};
+  ExpectRejected(VerifyExecutable(spec), {"source map entry 1: pc 4 does not follow the previous entry's 4"});
+  spec.functions[0].source_map = {{4, 1}, {0, 0}};
+  ExpectRejected(VerifyExecutable(spec), {"source map entry 1: pc 0 does not follow the previous entry's 4"});
+  spec.functions[0].source_map = {{7, 2}};
+  ExpectRejected(VerifyExecutable(spec), {"source index 2 out of range: the table has 2"});
+}
+
 // Every opcode of the table, with operands that satisfy its rules, followed by ret:
 // no rule over-rejects.
 TEST(VerifierTest, EveryOpcodeWithValidOperandsPasses) {

@@ -128,6 +128,10 @@ class NodeContext {
   // Errors about this node: "node 'name' (Op, opset N): message".
   absl::Status Unimplemented(std::string_view message) const;
   absl::Status Invalid(std::string_view message) const;
+  // The node as the source of the calls Call makes (Expr::Call's `source`), which
+  // run-time errors name: "ONNX node 'name' (Op)", or for a node without a name
+  // "ONNX node (Op) making 'its first output'".
+  std::string Source() const;
 
  private:
   std::string Where() const;

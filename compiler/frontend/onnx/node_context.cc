@@ -54,6 +54,12 @@ std::string NodeContext::Where() const {
   return absl::StrFormat("node '%s' (%s, opset %d)", node_.name(), node_.op_type(), opset_);
 }
 
+std::string NodeContext::Source() const {
+  if (!node_.name().empty()) return absl::StrFormat("ONNX node '%s' (%s)", node_.name(), node_.op_type());
+  if (node_.output_size() == 0) return absl::StrFormat("ONNX node (%s)", node_.op_type());
+  return absl::StrFormat("ONNX node (%s) making '%s'", node_.op_type(), node_.output(0));
+}
+
 absl::Status NodeContext::Unimplemented(std::string_view message) const {
   return absl::UnimplementedError(absl::StrFormat("%s: %s", Where(), message));
 }
@@ -203,7 +209,7 @@ absl::StatusOr<OnnxValue> NodeContext::Call(std::string_view op, std::vector<Onn
     if (std::optional<OnnxValue> wide = CallWidened(op, args, types, exprs, attrs)) return *std::move(wide);
     return Unimplemented(std::string(type.status().message()));
   }
-  Expr call = Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs));
+  Expr call = Expr::Call(Expr::Op(op), std::move(exprs), std::move(attrs), Source());
   // A call over constants is evaluated now, so that the shape arithmetic after it
   // (Neg of an axis, ConstantOfShape, a Cast) still sees elements.
   if (type->is_tensor() && std::all_of(call.args().begin(), call.args().end(), [](const Expr& a) {

@@ -44,6 +44,17 @@ TEST(ExprTest, CallsCarryCalleeArgsAndAttrs) {
   EXPECT_EQ(Expr::Call(Expr::GlobalVar("f"), {}).callee().name(), "f");
 }
 
+// A call's source survives WithType; several join, distinct, the fourth on counted.
+TEST(ExprTest, CallsCarryTheirSource) {
+  const Expr call = Expr::Call(Expr::Op("relu"), {Expr::Var("x")}, {}, "ONNX node 'r' (Relu)");
+  EXPECT_EQ(call.source(), "ONNX node 'r' (Relu)");
+  EXPECT_EQ(call.WithType(Type::Tensor(DType::kF32, {2})).source(), "ONNX node 'r' (Relu)");
+  EXPECT_EQ(Expr::Call(Expr::Op("relu"), {Expr::Var("x")}).source(), "");
+  EXPECT_EQ(JoinSources({"a", "", "b", "a"}), "a, b");
+  EXPECT_EQ(JoinSources({"a", "b", "c", "d", "e", "b"}), "a, b, c and 2 more");
+  EXPECT_EQ(JoinSources({"", ""}), "");
+}
+
 TEST(ExprTest, LetIfTupleFunction) {
   const Expr x = Expr::Var("x"), y = Expr::Var("y");
   const Expr value = Expr::Tuple({x, x});
