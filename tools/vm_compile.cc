@@ -126,19 +126,21 @@ CommandLine MakeCommandLine(Args& args) {
   };
 }
 
-absl::StatusOr<compiler::Module> ReadModel(const Args& args) {
+// The model; for Relay text, `text` receives it (for messages that point into it).
+absl::StatusOr<compiler::Module> ReadModel(const Args& args, std::string& text) {
   if (IsOnnx(args.input)) return compiler::onnx_frontend::ImportOnnxFile(args.input);
   std::vector<NDArray> constants;
   for (const std::string& path : args.constants) {
     DYNVM_ASSIGN_OR_RETURN(NDArray c, serializer::ReadNpyFile(path, MakeNaiveAllocator()));
     constants.push_back(std::move(c));
   }
-  DYNVM_ASSIGN_OR_RETURN(const std::string text, ReadFileOrStdin(args.input));
+  DYNVM_ASSIGN_OR_RETURN(text, ReadFileOrStdin(args.input));
   return compiler::ParseModule(text, constants, args.input);
 }
 
 absl::Status Run(const Args& args) {
-  DYNVM_ASSIGN_OR_RETURN(const compiler::Module module, ReadModel(args));
+  std::string text;
+  DYNVM_ASSIGN_OR_RETURN(const compiler::Module module, ReadModel(args, text));
   compiler::CodegenStats stats;
   compiler::NativeCodegenStats native;
   compiler::CompileOptions options;
@@ -155,6 +157,9 @@ absl::Status Run(const Args& args) {
   };
   absl::StatusOr<vm::ExecutableSpec> spec = compiler::CompileModule(module, options);
   if (!spec.ok()) {
+    // An error that names a place in the text shows that line.
+    const absl::Status shown = compiler::ShowSourceLine(spec.status(), text, args.input);
+    if (shown.message() != spec.status().message()) return shown;
     return absl::Status(spec.status().code(),
                         absl::StrFormat("%s: %s", args.input, spec.status().message()));
   }

@@ -96,9 +96,10 @@ class FunctionGen {
     code_.push_back({op, std::move(operands), std::move(list)});
     sources_.push_back(source_);
   }
-  absl::Status Unsupported(std::string_view what) const {
-    return absl::UnimplementedError(
-        absl::StrCat("in @", name_, ": code generation does not support ", std::string(what), " yet"));
+  // Names `at`'s source (docs/text-format.md: "model.relay:3:18") when it has one.
+  absl::Status Unsupported(std::string_view what, const Expr& at) const {
+    return absl::UnimplementedError(absl::StrCat(at.source().empty() ? "" : at.source() + ": ", "in @", name_,
+                                                 ": code generation does not support ", std::string(what), " yet"));
   }
   const Type& TypeOf(const Expr& e) const { return *e.checked_type(); }
 
@@ -412,12 +413,19 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(r, GenMatch(e, /*tail=*/false));
       break;
     }
+    case ExprKind::kGlobalVar: {  // a global used as a value: a closure capturing nothing
+      DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(e.name()));
+      r = NewRegister();
+      Emit(Opcode::kAllocClosure, {r, index});
+      break;
+    }
     case ExprKind::kConstructor:
-      if (!e.field_types().empty()) return Unsupported("constructors used as function values");
+      if (!e.field_types().empty()) return Unsupported("constructors used as function values", e);
       r = NewRegister();
       Emit(Opcode::kAllocADT, {r, e.tag()});
       break;
-    default: return Unsupported("this expression");
+    case ExprKind::kOp: return Unsupported(absl::StrCat("operator ", e.name(), " used as a function value"), e);
+    default: return Unsupported("this expression", e);
   }
   registers_[e.identity()] = r;
   return r;
@@ -589,7 +597,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   }
   const std::vector<Type> outputs = type.kind() == TypeKind::kTuple ? type.fields() : std::vector<Type>{type};
   for (const Type& t : outputs) {
-    if (!t.is_tensor()) return Unsupported(absl::StrCat("operators returning ", t.ToString()));
+    if (!t.is_tensor()) return Unsupported(absl::StrCat("operators returning ", t.ToString()), call);
   }
   const uint32_t kernel = module_.Kernel(call.callee().name(), call.attrs(),
                                          static_cast<uint32_t>(args.size()),
@@ -636,7 +644,7 @@ absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn, const Expr* bou
   std::vector<int64_t> values;
   for (const Expr& v : captured) {
     if (!registers_.contains(v.identity()) && v.identity() != self_.var) {
-      return Unsupported(absl::StrCat("a closure that captures %", v.name(), " before it is bound"));
+      return Unsupported(absl::StrCat("a closure that captures %", v.name(), " before it is bound"), fn);
     }
     DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(v));
     values.push_back(value);

@@ -233,6 +233,12 @@ const Expr& Expr::else_branch() const {
   return kind() == ExprKind::kIf ? node_->parts[2] : Empty<Expr>();
 }
 
+Expr Expr::WithSource(std::string source) const {
+  Node copy = *node_;
+  copy.source = std::move(source);
+  return Make(std::move(copy));
+}
+
 Expr Expr::WithType(Type type) const {
   Node copy = *node_;
   copy.checked_type = std::move(type);

@@ -62,9 +62,7 @@ class Expr {
   static Expr GlobalVar(std::string_view name);
   static Expr Constant(NDArray value);
   static Expr Op(std::string_view name);
-  // `source` says where the call comes from in the model a front end read ("ONNX node
-  // 'Gather_3' (Gather)"): code generation keeps it beside the call's instructions, so
-  // that a run-time failure names it. Empty when unknown.
+  // `source`: see source() below.
   static Expr Call(Expr callee, std::vector<Expr> args, kernels::Attrs attrs = {}, std::string source = {});
   static Expr Let(Expr var, Expr value, Expr body);
   static Expr If(Expr cond, Expr then_branch, Expr else_branch);
@@ -108,8 +106,13 @@ class Expr {
   const Expr& cond() const { return operand(); }
   // kCall, kFunction
   const kernels::Attrs& attrs() const;
-  // kCall: where it comes from (see Call); empty for other kinds.
+  // Where the expression comes from in the model a front end read ("ONNX node
+  // 'Gather_3' (Gather)", "model.relay:3:18"), for messages: code generation keeps a
+  // call's beside its instructions, so that a run-time failure names it, and names it
+  // when it refuses an expression. Empty when unknown.
   const std::string& source() const;
+  // This expression with `source` (the same variable, for a Var).
+  Expr WithSource(std::string source) const;
   // kLet: the bound Var.
   const Expr& var() const;
   // kLet: the body; kFunction: the body; kIf: the then branch.

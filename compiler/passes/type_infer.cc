@@ -69,7 +69,10 @@ class Inferer {
     return absl::InvalidArgumentError(absl::StrCat("in @", current_, ": ", std::string(message)));
   }
 
+  // The type of `e`; an error names the innermost expression with a source around
+  // where it arose ("model.relay:3:18: in @main: ...").
   absl::StatusOr<Type> Infer(const Expr& e);
+  absl::StatusOr<Type> InferExpr(const Expr& e);
   absl::StatusOr<Type> InferCall(const Expr& e);
   absl::StatusOr<Type> InferLetChain(const Expr& e);
   absl::StatusOr<Type> InferFunction(const Expr& e);
@@ -89,6 +92,7 @@ class Inferer {
 
   const Module& module_;
   std::string current_;
+  bool error_placed_ = false;  // an error on its way out already names its source
   int next_fresh_ = 0;
   absl::flat_hash_map<std::string, Type> subst_;
   absl::flat_hash_map<std::string, Dim> dim_subst_;
@@ -221,6 +225,15 @@ Type Inferer::Instantiate(const Type& t) {
 }
 
 absl::StatusOr<Type> Inferer::Infer(const Expr& e) {
+  absl::StatusOr<Type> t = InferExpr(e);
+  if (!t.ok() && !error_placed_ && !e.source().empty()) {
+    error_placed_ = true;
+    return absl::Status(t.status().code(), absl::StrCat(e.source(), ": ", t.status().message()));
+  }
+  return t;
+}
+
+absl::StatusOr<Type> Inferer::InferExpr(const Expr& e) {
   if (e.is(ExprKind::kVar)) {
     const auto it = var_types_.find(e.var_id());
     if (it == var_types_.end()) return Error(absl::StrCat("free variable %", e.name()));

@@ -112,7 +112,7 @@ Token Lexer::Next() {
     return LexNumber(token);
   }
   if (c == '"') return LexString(token);
-  static constexpr std::string_view kTwoChar[] = {"=>", "->"};
+  static constexpr std::string_view kTwoChar[] = {"=>", "->", "==", "!=", "<=", ">="};
   for (std::string_view p : kTwoChar) {
     if (text_.substr(pos_, 2) == p) {
       token.kind = TokenKind::kPunct;
@@ -121,7 +121,7 @@ Token Lexer::Next() {
       return token;
     }
   }
-  if (std::string_view("()[]{},;:=.?*/+-%#").find(c) != std::string_view::npos) {
+  if (std::string_view("()[]{},;:=.?*/+-%#<>").find(c) != std::string_view::npos) {
     token.kind = TokenKind::kPunct;
     token.text = std::string(1, c);
     after_dot_ = c == '.';

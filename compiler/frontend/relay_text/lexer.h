@@ -21,7 +21,7 @@ enum class TokenKind {
   kInt,     // 42, 4i64, 7i32 (text as written)
   kFloat,   // 1.5, 1.5f, 1e-05f, 2f64, 3f (text as written)
   kString,  // "NCHW" (text: the bytes, escapes resolved)
-  kPunct,   // ( ) [ ] { } , ; : = => -> . ? * / + - % # (text: the punctuation)
+  kPunct,   // ( ) [ ] { } , ; : = => -> . ? * / + - % # < > <= >= == != (text: the punctuation)
   kError,   // a malformed token (text: what was wrong)
 };
 

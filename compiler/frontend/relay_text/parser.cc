@@ -5,9 +5,11 @@
 #include "compiler/frontend/relay_text/parser.h"
 
 #include <algorithm>
+#include <string_view>
 #include <cctype>
 #include <deque>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <utility>
@@ -22,6 +24,7 @@
 #include "base/status_macros.h"
 #include "compiler/frontend/relay_text/lexer.h"
 #include "objects/allocator.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -58,6 +61,8 @@ class Parser {
   absl::Status Expect(std::string_view p);
   absl::StatusOr<std::string> ExpectName(std::string_view what);
   absl::Status Error(const Token& at, absl::string_view message) const;
+  // "model.relay:3:18": where `at` is, as expressions record it (Expr::source).
+  std::string Position(const Token& at) const { return absl::StrFormat("%s:%d:%d", source_, at.line, at.col); }
   absl::Status Expected(std::string_view what) {
     return Error(Peek(), absl::StrCat("expected ", std::string(what), ", got ",
                                       relay_text::DescribeToken(Peek())));
@@ -81,7 +86,11 @@ class Parser {
   // Expressions.
   absl::StatusOr<Expr> ParseBlock();
   absl::StatusOr<Expr> ParseBraced();
-  absl::StatusOr<Expr> ParseExpr();
+  absl::StatusOr<Expr> ParseExpr() { return ParseBinary(0); }
+  // Infix operators of precedence `level` and above (kBinaryLevels).
+  absl::StatusOr<Expr> ParseBinary(int level);
+  absl::StatusOr<Expr> ParseUnary();
+  absl::StatusOr<Expr> ParsePostfix();
   absl::StatusOr<Expr> ParsePrimary();
   absl::StatusOr<Expr> ParseParenthesized();
   absl::Status ParseArgs(std::vector<Expr>& args, kernels::Attrs& attrs, bool params);
@@ -130,14 +139,18 @@ Token Parser::Take() {
   return t;
 }
 
+// "\n  <the line>\n  <spaces>^" for the character at `offset` of `text`, column `col`.
+std::string LineWithCaret(std::string_view text, size_t offset, int col) {
+  size_t begin = offset;
+  while (begin > 0 && text[begin - 1] != '\n') --begin;
+  size_t end = text.find('\n', offset);
+  if (end == std::string_view::npos) end = text.size();
+  return "\n  " + std::string(text.substr(begin, end - begin)) + "\n  " + std::string(col - 1, ' ') + "^";
+}
+
 absl::Status Parser::Error(const Token& at, absl::string_view message) const {
-  size_t begin = at.offset;
-  while (begin > 0 && text_[begin - 1] != '\n') --begin;
-  size_t end = text_.find('\n', at.offset);
-  if (end == std::string_view::npos) end = text_.size();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s:%d:%d: %s\n  %s\n  %s^", source_, at.line, at.col, message,
-      text_.substr(begin, end - begin), std::string(at.col - 1, ' ')));
+  return absl::InvalidArgumentError(absl::StrFormat("%s:%d:%d: %s%s", source_, at.line, at.col, message,
+                                                    LineWithCaret(text_, at.offset, at.col)));
 }
 
 absl::Status Parser::Expect(std::string_view p) {
@@ -404,6 +417,20 @@ absl::StatusOr<Expr> Parser::ParseBlock() {
       DYNVM_ASSIGN_OR_RETURN(Expr value, ParseExpr());
       DYNVM_RETURN_IF_ERROR(Expect(";"));
       lets.emplace_back(std::move(var), std::move(value));
+    } else if (IsName("free_var")) {
+      // TVM prints an expression's free variables first: `free_var %x: T;`.
+      const Token at = Take();
+      if (!free_vars_allowed_) {
+        return Error(at, "free_var in a module: a function's inputs are its parameters");
+      }
+      DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
+      DYNVM_RETURN_IF_ERROR(Expect(";"));
+      const std::string key = absl::StrCat("%", var.name());
+      if (free_var_by_name_.contains(key)) {
+        return Error(at, absl::StrCat("free variable %", var.name(), " is declared twice"));
+      }
+      free_var_by_name_[key] = var;
+      free_vars_.push_back(var);
     } else if (Peek().kind == TokenKind::kLocal && IsPunct("=", 1)) {
       const Token name = Take();
       Take();  // '='
@@ -429,16 +456,57 @@ absl::StatusOr<Expr> Parser::ParseBraced() {
   return body;
 }
 
-// expr := primary ('(' args ')' | '.' INT)*
-absl::StatusOr<Expr> Parser::ParseExpr() {
+// Relay's infix operators, loosest first, each level left-associative (TVM's grammar):
+//   == !=      < > <= >=      + -      * /
+// and unary minus tighter than all of them. Each is the call of its operator.
+struct BinaryOp {
+  std::string_view token, op;
+};
+constexpr BinaryOp kEquality[] = {{"==", "equal"}, {"!=", "not_equal"}};
+constexpr BinaryOp kComparison[] = {{"<", "less"}, {">", "greater"}, {"<=", "less_equal"}, {">=", "greater_equal"}};
+constexpr BinaryOp kAdditive[] = {{"+", "add"}, {"-", "subtract"}};
+constexpr BinaryOp kMultiplicative[] = {{"*", "multiply"}, {"/", "divide"}};
+constexpr absl::Span<const BinaryOp> kBinaryLevels[] = {kEquality, kComparison, kAdditive, kMultiplicative};
+constexpr int kNumBinaryLevels = 4;
+
+// binary(level) := binary(level + 1) (op(level) binary(level + 1))*
+absl::StatusOr<Expr> Parser::ParseBinary(int level) {
+  if (level == kNumBinaryLevels) return ParseUnary();
   DYNVM_NEST();
+  DYNVM_ASSIGN_OR_RETURN(Expr e, ParseBinary(level + 1));
+  while (true) {
+    const BinaryOp* found = nullptr;
+    for (const BinaryOp& b : kBinaryLevels[level]) {
+      if (IsPunct(b.token)) found = &b;
+    }
+    if (found == nullptr) return e;
+    const Token at = Take();
+    DYNVM_ASSIGN_OR_RETURN(Expr rhs, ParseBinary(level + 1));
+    e = Expr::Call(Expr::Op(found->op), {std::move(e), std::move(rhs)}, {}, Position(at));
+  }
+}
+
+// unary := '-' unary | postfix (a minus before a number is part of the literal)
+absl::StatusOr<Expr> Parser::ParseUnary() {
+  const bool literal = Peek(1).kind == TokenKind::kInt || Peek(1).kind == TokenKind::kFloat;
+  if (!IsPunct("-") || literal) return ParsePostfix();
+  DYNVM_NEST();
+  const Token at = Take();
+  DYNVM_ASSIGN_OR_RETURN(Expr operand, ParseUnary());
+  return Expr::Call(Expr::Op("negative"), {std::move(operand)}, {}, Position(at));
+}
+
+// postfix := primary ('(' args ')' | '.' INT)*
+absl::StatusOr<Expr> Parser::ParsePostfix() {
+  DYNVM_NEST();
+  const Token start = Peek();
   DYNVM_ASSIGN_OR_RETURN(Expr e, ParsePrimary());
   while (true) {
     if (TryPunct("(")) {
       std::vector<Expr> args;
       kernels::Attrs attrs;
       DYNVM_RETURN_IF_ERROR(ParseArgs(args, attrs, /*params=*/false));
-      e = Expr::Call(std::move(e), std::move(args), std::move(attrs));
+      e = Expr::Call(std::move(e), std::move(args), std::move(attrs), Position(start));
     } else if (TryPunct(".")) {
       const Token index = Peek();
       if (index.kind != TokenKind::kInt) return Expected("a tuple index");
@@ -461,7 +529,7 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
     case TokenKind::kGlobal:
       Take();
       global_uses_.push_back(at);
-      return Expr::GlobalVar(at.text);
+      return Expr::GlobalVar(at.text).WithSource(Position(at));
     case TokenKind::kInt:
     case TokenKind::kFloat: return ParseLiteral(/*negative=*/false);
     case TokenKind::kError: return Error(at, at.text);
@@ -479,7 +547,8 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
   if (at.kind != TokenKind::kName) return Expected("an expression");
   if (at.text == "fn") {
     Take();
-    return ParseFunction("");
+    DYNVM_ASSIGN_OR_RETURN(Expr fn, ParseFunction(""));
+    return fn.WithSource(Position(at));
   }
   if (at.text == "if") return ParseIf();
   if (at.text == "match") return ParseMatch();
@@ -508,7 +577,7 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
     return Expr::Constant(constants_[*i]);
   }
   if (const Expr* ctor = module_.FindConstructor(at.text)) return *ctor;
-  return Expr::Op(at.text);
+  return Expr::Op(at.text).WithSource(Position(at));
 }
 
 // '(' ')' | '(' block ')' | '(' expr ',' ')' | '(' expr (',' expr)+ ')'
@@ -532,17 +601,23 @@ absl::StatusOr<Expr> Parser::ParseParenthesized() {
 // attribute, after every other item) or an argument (`params`: a declared parameter).
 absl::Status Parser::ParseArgs(std::vector<Expr>& args, kernels::Attrs& attrs, bool params) {
   if (TryPunct(")")) return absl::OkStatus();
+  absl::flat_hash_set<std::string> unset;  // attributes given as None
   do {
     if (Peek().kind == TokenKind::kName && IsPunct("=", 1)) {
       const Token name = Take();
       Take();  // '='
-      if (attrs.contains(name.text)) {
+      if (attrs.contains(name.text) || unset.contains(name.text)) {
         return Error(name, absl::StrCat("attribute '", name.text, "' is given twice"));
+      }
+      if (IsName("None")) {  // TVM prints every unset attribute so: the default applies
+        Take();
+        unset.insert(name.text);
+        continue;
       }
       DYNVM_ASSIGN_OR_RETURN(attrs[name.text], ParseAttrValue());
       continue;
     }
-    if (!attrs.empty()) return Error(Peek(), "arguments must come before attributes");
+    if (!attrs.empty() || !unset.empty()) return Error(Peek(), "arguments must come before attributes");
     if (params) {
       DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
       scopes_.back()[absl::StrCat("%", var.name())] = var;
@@ -560,7 +635,7 @@ absl::StatusOr<kernels::AttrValue> Parser::ParseAttrValue() {
   const Token at = Peek();
   if (at.kind == TokenKind::kString) return Take().text;
   if (IsName("True") || IsName("False")) return int64_t{Take().text == "True"};
-  if (TryPunct("[")) {
+  if (TryPunct("[")) {  // numbers, or lists of them flattened (pad_width=[[0, 0], [1, 1]])
     std::vector<int64_t> ints;
     std::vector<double> floats;
     bool any_float = false;
@@ -572,8 +647,14 @@ absl::StatusOr<kernels::AttrValue> Parser::ParseAttrValue() {
       } else if (const auto* d = std::get_if<double>(&item)) {
         any_float = true;
         floats.push_back(*d);
+      } else if (const auto* is = std::get_if<std::vector<int64_t>>(&item)) {
+        ints.insert(ints.end(), is->begin(), is->end());
+        floats.insert(floats.end(), is->begin(), is->end());
+      } else if (const auto* ds = std::get_if<std::vector<double>>(&item)) {
+        any_float = true;
+        floats.insert(floats.end(), ds->begin(), ds->end());
       } else {
-        return Error(at, "a list attribute holds numbers only");
+        return Error(at, "a list attribute holds numbers or lists of numbers only");
       }
       if (!TryPunct(",")) break;
     }
@@ -596,7 +677,8 @@ absl::StatusOr<kernels::AttrValue> Parser::ParseAttrValue() {
   }
 }
 
-// A literal: int (int32), <int>i64, <int>i32, float or <float>f / f32 (float32), f64.
+// A literal: int (int32), <int>i8/i16/i32/i64, <int>u8/u16/u32/u64 (range-checked),
+// float or <float>f / f32 (float32), f16, f64; any number with f16/f32/f64 is a float.
 absl::StatusOr<Expr> Parser::ParseLiteral(bool negative) {
   const Token at = Take();
   size_t digits = 0;
@@ -611,42 +693,41 @@ absl::StatusOr<Expr> Parser::ParseLiteral(bool negative) {
   }
   const std::string number = absl::StrCat(negative ? "-" : "", s.substr(0, digits));
   const std::string suffix = s.substr(digits);
-  DType dtype;
-  if (suffix.empty()) {
-    dtype = at.kind == TokenKind::kFloat ? DType::kF32 : DType::kI32;
-  } else if (suffix == "f" || suffix == "f32") {
-    dtype = DType::kF32;
-  } else if (suffix == "f64") {
-    dtype = DType::kF64;
-  } else if (suffix == "i32" && at.kind == TokenKind::kInt) {
-    dtype = DType::kI32;
-  } else if (suffix == "i64" && at.kind == TokenKind::kInt) {
-    dtype = DType::kI64;
-  } else {
-    return Error(at, absl::StrCat("unknown literal suffix '", suffix, "': expected f, f32, f64, i32 or i64"));
+  static const absl::flat_hash_map<std::string, DType> kSuffixes = {
+      {"f", DType::kF32},   {"f16", DType::kF16}, {"f32", DType::kF32}, {"f64", DType::kF64},
+      {"i8", DType::kI8},   {"i16", DType::kI16}, {"i32", DType::kI32}, {"i64", DType::kI64},
+      {"u8", DType::kU8},   {"u16", DType::kU16}, {"u32", DType::kU32}, {"u64", DType::kU64}};
+  DType dtype = at.kind == TokenKind::kFloat ? DType::kF32 : DType::kI32;
+  if (!suffix.empty()) {
+    const auto it = kSuffixes.find(suffix);
+    if (it == kSuffixes.end()) {
+      return Error(at, absl::StrCat("unknown literal suffix '", suffix,
+                                    "': expected f, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32 or u64"));
+    }
+    dtype = it->second;
+  }
+  if (at.kind == TokenKind::kFloat && !IsFloatDType(dtype)) {
+    return Error(at, absl::StrCat("'", s, "' has a fraction or exponent: an integer suffix does not fit it"));
   }
   NDArray t = *NDArrayObj::Empty({}, dtype, MakeNaiveAllocator());
-  if (dtype == DType::kF32 || dtype == DType::kF64) {
+  if (IsFloatDType(dtype)) {
     const absl::StatusOr<double> v = ParseDouble(number);
     if (!v.ok()) return Error(at, v.status().message());
-    if (dtype == DType::kF32) {
-      if (std::fabs(*v) > std::numeric_limits<float>::max()) {
-        return Error(at, absl::StrFormat("float '%s' out of range for float32", number));
-      }
-      *t->data_as<float>() = static_cast<float>(*v);
-    } else {
-      *t->data_as<double>() = *v;
+    const double limit = dtype == DType::kF16 ? 65504.0 : dtype == DType::kF32 ? std::numeric_limits<float>::max()
+                                                                               : std::numeric_limits<double>::max();
+    if (std::fabs(*v) > limit) {
+      return Error(at, absl::StrFormat("float '%s' out of range for %s", number, RelayDTypeName(dtype)));
     }
+    SetFloatElement(*t, 0, *v);
   } else {
+    // Integers: int32 unless suffixed; the value must fit the type.
     const absl::StatusOr<int64_t> v = ParseInt(number);
     if (!v.ok()) return Error(at, v.status().message());
-    if (dtype == DType::kI64) {
-      *t->data_as<int64_t>() = *v;
-    } else {
-      if (*v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
+    if (!SetIntegerElement(*t, 0, *v).ok()) {
+      if (suffix.empty()) {
         return Error(at, absl::StrCat("integer ", number, " does not fit int32: write ", number, "i64"));
       }
-      *t->data_as<int32_t>() = static_cast<int32_t>(*v);
+      return Error(at, absl::StrCat("integer ", number, " does not fit ", std::string(RelayDTypeName(dtype))));
     }
   }
   return Expr::Constant(std::move(t));
@@ -718,9 +799,9 @@ absl::StatusOr<Expr> Parser::ParseMatch() {
   DYNVM_NEST();
   Take();  // 'match'
   const bool complete = !TryPunct("?");
-  DYNVM_RETURN_IF_ERROR(Expect("("));
-  DYNVM_ASSIGN_OR_RETURN(Expr data, ParseExpr());
-  DYNVM_RETURN_IF_ERROR(Expect(")"));
+  // TVM's `match (%x)` parenthesizes the value; `match (%p, %q)` matches a tuple.
+  if (!IsPunct("(")) return Expected("'('");
+  DYNVM_ASSIGN_OR_RETURN(Expr data, ParseParenthesized());
   DYNVM_RETURN_IF_ERROR(Expect("{"));
   std::vector<Clause> clauses;
   while (!IsPunct("}")) {
@@ -794,6 +875,30 @@ absl::StatusOr<Module> ParseModule(std::string_view text, absl::Span<const NDArr
   Parser parser(text, source_name, constants, module, /*free_vars=*/false);
   DYNVM_RETURN_IF_ERROR(parser.ParseModule());
   return module;
+}
+
+absl::Status ShowSourceLine(const absl::Status& status, std::string_view text, std::string_view source_name) {
+  const std::string message(status.message());
+  const std::string prefix = std::string(source_name) + ":";
+  if (message.compare(0, prefix.size(), prefix) != 0) return status;
+  // "<line>:<col>:" after the prefix.
+  int line = 0, col = 0, consumed = 0;
+  if (std::sscanf(message.c_str() + prefix.size(), "%9d:%9d:%n", &line, &col, &consumed) != 2 || consumed == 0 ||
+      line < 1 || col < 1) {
+    return status;
+  }
+  size_t offset = 0;
+  for (int l = 1; l < line; ++l) {
+    offset = text.find('\n', offset);
+    if (offset == std::string_view::npos) return status;
+    ++offset;
+  }
+  const size_t line_end = std::min(text.find('\n', offset), text.size());
+  if (offset + col - 1 > line_end) return status;
+  // The caret goes under the message's first line.
+  const size_t first_end = std::min(message.find('\n'), message.size());
+  return absl::Status(status.code(), message.substr(0, first_end) + LineWithCaret(text, offset + col - 1, col) +
+                                         message.substr(first_end));
 }
 
 absl::StatusOr<ParsedExpr> ParseExpr(std::string_view text, const Module& module,

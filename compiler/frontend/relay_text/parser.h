@@ -53,6 +53,12 @@ absl::StatusOr<ParsedExpr> ParseExpr(std::string_view text, const Module& module
                                      absl::Span<const NDArray> constants = {},
                                      std::string_view source_name = "<input>");
 
+// `status` with, when its message begins with a position in `text` ("model.relay:3:18:
+// ...", as the compiler's errors about parsed expressions do: Expr::source), that line
+// and a caret under the column appended, as parse errors show them. Other statuses are
+// returned unchanged.
+absl::Status ShowSourceLine(const absl::Status& status, std::string_view text, std::string_view source_name);
+
 }  // namespace dynvm::compiler
 
 #endif  // DYNVM_COMPILER_FRONTEND_RELAY_TEXT_PARSER_H_

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "base/literals.h"
 #include "compiler/ir/scope_tree.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -345,6 +346,17 @@ std::string Printer::Constant(const NDArray& value) {
       case DType::kI32: return absl::StrCat(*value->data_as<int32_t>());
       case DType::kI64: return absl::StrCat(*value->data_as<int64_t>(), "i64");
       case DType::kBool: return *value->data_as<uint8_t>() != 0 ? "True" : "False";
+      case DType::kF16: return FormatDouble(ElementAsDouble(*value, 0)) + "f16";
+      case DType::kI8:
+      case DType::kI16:
+      case DType::kU8:
+      case DType::kU16:
+      case DType::kU32:
+        return absl::StrCat(ElementAsInt(*value, 0), value->dtype() == DType::kI8 || value->dtype() == DType::kI16 ? "i" : "u",
+                            8 * DTypeSize(value->dtype()));
+      case DType::kU64:  // a literal reads an int64: beyond it, a meta constant
+        if (ElementAsInt(*value, 0) >= 0) return absl::StrCat(ElementAsInt(*value, 0), "u64");
+        break;
       default: break;
     }
   }

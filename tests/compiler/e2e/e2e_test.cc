@@ -104,6 +104,34 @@ TEST_P(EndToEndTest, MutualRecursionInTailPosition) {
   }
 }
 
+TEST_P(EndToEndTest, HigherOrderFunctions) {
+  const auto exe = CompileFile("higher_order.relay", GetParam());
+  ASSERT_NE(exe, nullptr);
+  vm::VirtualMachine machine(exe);
+  std::mt19937 rng(3);
+  for (int64_t len : {0, 1, 5}) {
+    for (int32_t n : {0, 3, 7}) {
+      const NDArray x = F32({len}, rng);
+      NDArray count = *NDArrayObj::Empty({}, DType::kI32, MakeNaiveAllocator());
+      *count->data_as<int32_t>() = n;
+      absl::StatusOr<Value> out = machine.Invoke("main", {Value(x), Value(count)});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const ADTObj& r = *out->As<ADTObj>();
+      Matrix folded, powered, applied;
+      for (int64_t i = 0; i < len; ++i) {
+        const double v = x->data_as<float>()[i];
+        folded.push_back(17 * v);
+        powered.push_back(v * std::ldexp(1.0, n));
+        applied.push_back((v + 1) * v);
+      }
+      ExpectNear(*r.fields()[0].As<NDArrayObj>(), folded, 1e-6);
+      EXPECT_EQ(*r.fields()[1].As<NDArrayObj>()->data_as<uint8_t>(), n % 2 == 0) << n;
+      ExpectNear(*r.fields()[2].As<NDArrayObj>(), powered, 1e-6);
+      ExpectNear(*r.fields()[3].As<NDArrayObj>(), applied, 1e-6);
+    }
+  }
+}
+
 TEST_P(EndToEndTest, ListsOfTensors) {
   const auto exe = CompileFile("lists.relay", GetParam());
   ASSERT_NE(exe, nullptr);

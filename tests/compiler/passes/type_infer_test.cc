@@ -119,13 +119,15 @@ void ExpectError(std::string_view text, std::string_view message) {
   EXPECT_EQ(std::string(mod.status().message()), std::string(message));
 }
 
+// Errors name the innermost call, global or function literal around them that the
+// parser placed ("<input>:line:col: "); the rest name the function only.
 TEST(TypeInferTest, Errors) {
   ExpectError("def @main(%x: Tensor[(3), float32], %y: Tensor[(3), int32]) { add(%x, %y) }",
-              "in @main: add: operands have dtypes float32 and int32, expected one dtype");
+              "<input>:1:63: in @main: add: operands have dtypes float32 and int32, expected one dtype");
   ExpectError("def @main(%x: Tensor[(3), float32]) { nn.dense(%x) }",
-              "in @main: nn.dense takes 2 to 3 arguments, got 1");
+              "<input>:1:39: in @main: nn.dense takes 2 to 3 arguments, got 1");
   ExpectError("def @main(%x: Tensor[(3), float32]) { frobnicate(%x) }",
-              "in @main: unknown operator frobnicate");
+              "<input>:1:39: in @main: unknown operator frobnicate");
   ExpectError("def @main(%x: Tensor[(3), float32]) { if (%x) { %x } else { %x } }",
               "in @main: the condition of if: expected bool, got Tensor[(3), float32]");
   ExpectError("def @main(%x: Tensor[(3), float32]) { %x.0 }",
@@ -133,16 +135,16 @@ TEST(TypeInferTest, Errors) {
   ExpectError("def @main(%x) { %x }", "in @main: parameter %x needs a type");
   ExpectError("def @f(%x: Tensor[(3), float32]) { %x }\n"
               "def @main(%y: Tensor[(4), float32]) { @f(%y) }",
-              "in @main: argument 0 of a call: expected Tensor[(3), float32], got "
+              "<input>:2:39: in @main: argument 0 of a call: expected Tensor[(3), float32], got "
               "Tensor[(4), float32]");
   ExpectError("def @main(%x: Tensor[(3), float32]) {\n"
               "  let %g = fn (%a) { exp(%a) };\n"
               "  %g(%x)\n"
               "}",
-              "in @main: exp: the type of argument 0 is not known here; annotate it");
+              "<input>:2:22: in @main: exp: the type of argument 0 is not known here; annotate it");
   // Recursion through an operator needs the result type declared.
   ExpectError("def @count(%n: int64) { if (less(%n, 1i64)) { 0i64 } else { add(@count(subtract(%n, 1i64)), 1i64) } }",
-              "in @count: add: the type of argument 0 is not known here; annotate it");
+              "<input>:1:61: in @count: add: the type of argument 0 is not known here; annotate it");
   ExpectError("def @main(%x: Tensor[(3), float32]) { let %y: Tensor[(3), int64] = %x; %y }",
               "in @main: the value of %y: expected Tensor[(3), int64], got Tensor[(3), float32]");
 }

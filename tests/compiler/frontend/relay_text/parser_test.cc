@@ -132,6 +132,107 @@ TEST(RelayParserTest, MetaConstants) {
             "                       ^");
 }
 
+// Printed without infix: the calls TVM's grammar makes of `e`.
+std::string Desugared(std::string_view text) {
+  absl::StatusOr<ParsedExpr> parsed = ParseExpr(text, Module());
+  if (!parsed.ok()) return std::string(parsed.status().message());
+  std::vector<NDArray> constants;
+  return PrintExpr(parsed->expr, constants);
+}
+
+// TVM's infix operators, loosest first: == !=, < > <= >=, + -, * /; each level
+// left-associative; unary minus binds tighter than all, a minus before a number is
+// the literal's.
+TEST(RelayParserTest, InfixOperatorsByPrecedence) {
+  EXPECT_EQ(Desugared("%a + %b * %c"), "%0 = multiply(%b, %c);\nadd(%a, %0)");
+  EXPECT_EQ(Desugared("%a - %b - %c"), "%0 = subtract(%a, %b);\nsubtract(%0, %c)");
+  EXPECT_EQ(Desugared("(%a + %b) / %c"), "%0 = add(%a, %b);\ndivide(%0, %c)");
+  EXPECT_EQ(Desugared("%n == 0"), "equal(%n, 0)");
+  EXPECT_EQ(Desugared("%a + 1 < %b * 2 != %c >= %d"),
+            "%0 = add(%a, 1);\n%1 = multiply(%b, 2);\n%2 = less(%0, %1);\n%3 = greater_equal(%c, %d);\n"
+            "not_equal(%2, %3)");
+  EXPECT_EQ(Desugared("%a > %b"), "greater(%a, %b)");
+  EXPECT_EQ(Desugared("%a <= -1"), "less_equal(%a, -1)");
+  EXPECT_EQ(Desugared("-%x * %y"), "%0 = negative(%x);\nmultiply(%0, %y)");
+  EXPECT_EQ(Desugared("- -%x"), "%0 = negative(%x);\nnegative(%0)");
+  EXPECT_EQ(Desugared("%f(%x).0 - 2f"), "%0 = %f(%x);\nsubtract(%0.0, 2.0f)");
+  EXPECT_EQ(Desugared("%a + "), "<input>:1:6: expected an expression, got end of input\n  %a + \n       ^");
+}
+
+// Every literal suffix TVM prints; a value that does not fit its type is an error.
+TEST(RelayParserTest, LiteralSuffixes) {
+  EXPECT_EQ(Desugared("(1f, 0.5f16, 2f64, 3i64, -4i8, 5i16, 6i32, 7u8, 8u16, 9u32, 10u64, True)"),
+            "(1.0f, 0.5f16, 2.0f64, 3i64, -4i8, 5i16, 6, 7u8, 8u16, 9u32, 10u64, True)");
+  EXPECT_EQ(Desugared("300u8"), "<input>:1:1: integer 300 does not fit uint8\n  300u8\n  ^");
+  EXPECT_EQ(Desugared("70000f16"), "<input>:1:1: float '70000' out of range for float16\n  70000f16\n  ^");
+  EXPECT_EQ(Desugared("1.5i64"),
+            "<input>:1:1: '1.5i64' has a fraction or exponent: an integer suffix does not fit it\n  1.5i64\n  ^");
+  EXPECT_EQ(Desugared("3q7"),
+            "<input>:1:1: unknown literal suffix 'q7': expected f, f16, f32, f64, i8, i16, i32, i64, u8, u16, "
+            "u32 or u64\n  3q7\n  ^");
+}
+
+// `None` (TVM's unset attribute) leaves the attribute out; nested lists flatten.
+TEST(RelayParserTest, NoneAndNestedListAttributes) {
+  EXPECT_EQ(Desugared("nn.dense(%x, %w, units=None, out_dtype=\"\")"), "nn.dense(%x, %w, out_dtype=\"\")");
+  EXPECT_EQ(Desugared("nn.pad(%x, pad_width=[[0, 0], [1, 2]])"), "nn.pad(%x, pad_width=[0, 0, 1, 2])");
+  EXPECT_EQ(Desugared("f(%x, a=[[0.5f], [1]])"), "f(%x, a=[0.5f, 1.0f])");
+  EXPECT_EQ(Desugared("f(%x, a=None, a=1)"), "<input>:1:15: attribute 'a' is given twice\n  f(%x, a=None, a=1)\n                ^");
+  EXPECT_EQ(Desugared("f(a=None, %x)"), "<input>:1:11: arguments must come before attributes\n  f(a=None, %x)\n            ^");
+}
+
+// `match (%p, %q)` matches the tuple of the two, as TVM reads it.
+TEST(RelayParserTest, MatchOnATuple) {
+  absl::StatusOr<Module> mod = ParseModule(testing::WithListPrelude(R"(
+def @main(%p: List[int32], %q: List[int32]) -> bool {
+  match (%p, %q) {
+    (Nil, Nil) => True,
+    _ => False,
+  }
+})"));
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const Expr match = mod->Function("main")->body();
+  ASSERT_EQ(match.kind(), ExprKind::kMatch);
+  EXPECT_EQ(match.data().kind(), ExprKind::kTuple);
+  EXPECT_EQ(match.clauses()[0].pattern.kind(), PatternKind::kTuple);
+}
+
+// `free_var %x: T;` declares an expression's free variable (what TVM prints first); a
+// module's functions have none.
+TEST(RelayParserTest, FreeVarDeclarations) {
+  absl::StatusOr<ParsedExpr> parsed = ParseExpr("free_var %x: Tensor[(2), float32];\nadd(%x, %x)", Module());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->free_vars.size(), 1u);
+  EXPECT_EQ(parsed->free_vars[0].annotation()->ToString(), "Tensor[(2), float32]");
+  EXPECT_TRUE(parsed->expr.args()[0].same_as(parsed->free_vars[0]));
+  EXPECT_EQ(ParseExpr("free_var %x: int32;\nfree_var %x: int32;\n%x", Module()).status().message(),
+            "<input>:2:1: free variable %x is declared twice\n  free_var %x: int32;\n  ^");
+  EXPECT_EQ(std::string(ParseModule("def @main() {\n  free_var %x: int32;\n  %x\n}").status().message()),
+            "<input>:2:3: free_var in a module: a function's inputs are its parameters\n"
+            "    free_var %x: int32;\n    ^");
+}
+
+// Calls, globals, operators and function literals remember where they are, and
+// ShowSourceLine points at it when an error names it.
+TEST(RelayParserTest, ExpressionsRecordTheirPosition) {
+  absl::StatusOr<Module> mod = ParseModule("def @main(%x: int32) {\n  %x + @f(%x)\n}\ndef @f(%y: int32) { %y }", {},
+                                           "m.relay");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const Expr add = mod->Function("main")->body();
+  EXPECT_EQ(add.source(), "m.relay:2:6");
+  EXPECT_EQ(add.args()[1].source(), "m.relay:2:8");
+  EXPECT_EQ(add.args()[1].callee().source(), "m.relay:2:8");
+  const std::string text = "def @main() {\n  frob(1)\n}";
+  EXPECT_EQ(ShowSourceLine(absl::InvalidArgumentError("m.relay:2:3: in @main: unknown operator frob"), text,
+                           "m.relay")
+                .message(),
+            "m.relay:2:3: in @main: unknown operator frob\n    frob(1)\n    ^");
+  // Another file's position, no position, or one past the text: unchanged.
+  for (const char* message : {"x.relay:2:3: boom", "in @main: boom", "m.relay:9:1: boom", "m.relay:2:40: boom"}) {
+    EXPECT_EQ(ShowSourceLine(absl::InvalidArgumentError(message), text, "m.relay").message(), message);
+  }
+}
+
 TEST(RelayParserTest, Float32LiteralsOutOfRange) {
   // 1e39 has no float32: an error, not an infinity the printer could not write back.
   EXPECT_EQ(ParseExpr("add(%x, 1e39f)", Module()).status().message(),

@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "objects/allocator.h"
+#include "objects/element_codec.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -25,12 +26,12 @@ std::string Print(const Expr& e) {
 
 NDArray Scalar(DType dtype, double v) {
   NDArray t = *NDArrayObj::Empty({}, dtype, MakeNaiveAllocator());
-  switch (dtype) {
-    case DType::kF32: *t->data_as<float>() = static_cast<float>(v); break;
-    case DType::kF64: *t->data_as<double>() = v; break;
-    case DType::kI32: *t->data_as<int32_t>() = static_cast<int32_t>(v); break;
-    case DType::kI64: *t->data_as<int64_t>() = static_cast<int64_t>(v); break;
-    default: *t->data_as<uint8_t>() = v != 0; break;
+  if (IsFloatDType(dtype)) {
+    SetFloatElement(*t, 0, v);
+  } else if (dtype == DType::kBool) {
+    SetBoolElement(*t, 0, v != 0);
+  } else {
+    EXPECT_TRUE(SetIntegerElement(*t, 0, static_cast<int64_t>(v)).ok());
   }
   return t;
 }
@@ -158,9 +159,12 @@ TEST(RelayPrinterTest, ScalarLiteralsAndMetaConstants) {
                               Expr::Constant(Scalar(DType::kI32, -3)),
                               Expr::Constant(Scalar(DType::kI64, 4)),
                               Expr::Constant(Scalar(DType::kBool, 1)), Expr::Constant(big),
-                              Expr::Constant(Scalar(DType::kU8, 1))});
+                              Expr::Constant(Scalar(DType::kU8, 1)), Expr::Constant(Scalar(DType::kF16, 0.5)),
+                              Expr::Constant(Scalar(DType::kI8, -7)), Expr::Constant(Scalar(DType::kU64, 9)),
+                              Expr::Constant(Scalar(DType::kBF16, 1))});
   EXPECT_EQ(PrintExpr(e, constants),
-            "(1.5f, 2.0f64, -3, 4i64, True, meta[relay.Constant][0], meta[relay.Constant][1])");
+            "(1.5f, 2.0f64, -3, 4i64, True, meta[relay.Constant][0], 1u8, 0.5f16, -7i8, 9u64, "
+            "meta[relay.Constant][1])");
   ASSERT_EQ(constants.size(), 2u);
   EXPECT_EQ(constants[0].get(), big.get());
 }
