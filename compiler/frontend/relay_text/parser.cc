@@ -23,6 +23,7 @@
 #include "base/literals.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/relay_text/lexer.h"
+#include "compiler/frontend/relay_text/metadata.h"
 #include "objects/allocator.h"
 #include "objects/element_codec.h"
 
@@ -184,7 +185,7 @@ absl::Status Parser::ParseModule() {
     } else if (IsName("def")) {
       DYNVM_RETURN_IF_ERROR(ParseDef());
     } else if (IsPunct("#")) {
-      return Error(Peek(), "metadata sections are not supported: constants come from an .npz");
+      return Error(Peek(), "a '#' here: only the version header and a final #[metadata] section are read");
     } else {
       return Expected("'def' or 'type'");
     }
@@ -288,6 +289,9 @@ absl::StatusOr<Type> Parser::ParseType() {
     return Type::Tuple(std::move(fields));
   }
   if (at.kind != TokenKind::kName) return Expected("a type");
+  if (at.text == "ref" && IsPunct("(", 1)) {
+    return Error(at, "reference types are not supported: the compiler's passes assume expressions without effects");
+  }
   const std::string name = Take().text;
   if (name == "Tensor") {
     DYNVM_RETURN_IF_ERROR(Expect("["));
@@ -552,6 +556,10 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
   }
   if (at.text == "if") return ParseIf();
   if (at.text == "match") return ParseMatch();
+  if ((at.text == "ref" || at.text == "ref_read" || at.text == "ref_write") && IsPunct("(", 1)) {
+    return Error(at, absl::StrCat(at.text, ": references are not supported: the compiler's passes "
+                                           "(common subexpressions, dead code) assume expressions without effects"));
+  }
   if (at.text == "let") return ParseBlock();
   Take();
   if (at.text == "True" || at.text == "False") {
@@ -867,12 +875,41 @@ absl::StatusOr<ParsedExpr> Parser::ParseStandalone() {
   return ParsedExpr{std::move(e), std::move(free_vars_)};
 }
 
+// The program and the tensors of its `#[metadata]` section (metadata.h), if it ends
+// with one; otherwise the text and `constants`. Not both.
+struct ProgramText {
+  std::string_view program;
+  absl::Span<const NDArray> constants;
+  std::vector<NDArray> metadata;  // what `constants` views when the text has a section
+};
+
+absl::StatusOr<ProgramText> SplitMetadata(std::string_view text, absl::Span<const NDArray> constants,
+                                          std::string_view source_name) {
+  Lexer lexer(text);
+  for (Token t = lexer.Next(); t.kind != TokenKind::kEnd; t = lexer.Next()) {
+    if (t.kind != TokenKind::kPunct || t.text != "#") continue;
+    const Token open = lexer.Next(), name = lexer.Next(), close = lexer.Next();
+    if (open.text != "[" || name.kind != TokenKind::kName || name.text != "metadata" || close.text != "]") continue;
+    if (!constants.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: a #[metadata] section and %d constants beside the text: give the weights one way", source_name,
+          constants.size()));
+    }
+    ProgramText out{text.substr(0, t.offset), {}, {}};
+    DYNVM_ASSIGN_OR_RETURN(out.metadata, ParseRelayMetadata(text.substr(close.offset + 1), source_name));
+    out.constants = out.metadata;
+    return out;
+  }
+  return ProgramText{text, constants, {}};
+}
+
 }  // namespace
 
 absl::StatusOr<Module> ParseModule(std::string_view text, absl::Span<const NDArray> constants,
                                    std::string_view source_name) {
+  DYNVM_ASSIGN_OR_RETURN(const ProgramText program, SplitMetadata(text, constants, source_name));
   Module module;
-  Parser parser(text, source_name, constants, module, /*free_vars=*/false);
+  Parser parser(program.program, source_name, program.constants, module, /*free_vars=*/false);
   DYNVM_RETURN_IF_ERROR(parser.ParseModule());
   return module;
 }
@@ -904,8 +941,9 @@ absl::Status ShowSourceLine(const absl::Status& status, std::string_view text, s
 absl::StatusOr<ParsedExpr> ParseExpr(std::string_view text, const Module& module,
                                      absl::Span<const NDArray> constants,
                                      std::string_view source_name) {
+  DYNVM_ASSIGN_OR_RETURN(const ProgramText program, SplitMetadata(text, constants, source_name));
   Module copy = module;
-  Parser parser(text, source_name, constants, copy, /*free_vars=*/true);
+  Parser parser(program.program, source_name, program.constants, copy, /*free_vars=*/true);
   return parser.ParseStandalone();
 }
 

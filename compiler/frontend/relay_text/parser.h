@@ -10,7 +10,8 @@
 //   )", /*constants=*/{}, "model.relay");
 //
 // `meta[relay.Constant][i]` is `constants[i]` (the tensors of an .npz that comes with
-// the text). `%N = e;` binds a name to an expression without a let: every use of %N is
+// the text), or, when the text ends with TVM's `#[metadata]` section (metadata.h),
+// element i of its relay.Constant array; a text with a section takes no `constants`. `%N = e;` binds a name to an expression without a let: every use of %N is
 // the same node. A name in call position is a constructor if the module defines one of
 // that name, else an operator (the type checker rejects unknown operators).
 //

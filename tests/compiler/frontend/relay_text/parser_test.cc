@@ -212,6 +212,16 @@ TEST(RelayParserTest, FreeVarDeclarations) {
             "    free_var %x: int32;\n    ^");
 }
 
+// References need effects the optimiser does not model: refused where they appear.
+TEST(RelayParserTest, ReferencesAreRefusedClearly) {
+  EXPECT_EQ(Desugared("let %r = ref(%x);\nref_read(%r)"),
+            "<input>:1:10: ref: references are not supported: the compiler's passes (common subexpressions, "
+            "dead code) assume expressions without effects\n  let %r = ref(%x);\n           ^");
+  EXPECT_EQ(std::string(ParseModule("def @f(%r: ref(int32)) { %r }").status().message()),
+            "<input>:1:12: reference types are not supported: the compiler's passes assume expressions without "
+            "effects\n  def @f(%r: ref(int32)) { %r }\n             ^");
+}
+
 // Calls, globals, operators and function literals remember where they are, and
 // ShowSourceLine points at it when an error names it.
 TEST(RelayParserTest, ExpressionsRecordTheirPosition) {
