@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/passes/eta_expand.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -93,6 +94,9 @@ class Inferer {
   const Module& module_;
   std::string current_;
   bool error_placed_ = false;  // an error on its way out already names its source
+  // Types a call expects of a function literal argument's untyped parameters, by var id
+  // (InferCall), taken when the literal is typed.
+  absl::flat_hash_map<uint64_t, Type> expected_params_;
   int next_fresh_ = 0;
   absl::flat_hash_map<std::string, Type> subst_;
   absl::flat_hash_map<std::string, Dim> dim_subst_;
@@ -322,13 +326,26 @@ absl::StatusOr<Type> Inferer::InferExpr(const Expr& e) {
   return t;
 }
 
+// Whether `e` is a function literal with a parameter of no declared type.
+bool HasUntypedParams(const Expr& e) {
+  return e.is(ExprKind::kFunction) &&
+         std::any_of(e.params().begin(), e.params().end(), [](const Expr& p) { return !p.annotation(); });
+}
+
 absl::StatusOr<Type> Inferer::InferCall(const Expr& e) {
+  const Expr& callee = e.callee();
   std::vector<Type> args;
   for (const Expr& arg : e.args()) {
+    // A function literal passed to a function (@map(fn (%v) { nn.relu(%v) }, %l)) is
+    // typed after the other arguments, its untyped parameters taking the types the
+    // callee expects of them by then.
+    if (!callee.is(ExprKind::kOp) && HasUntypedParams(arg)) {
+      args.push_back(Fresh());
+      continue;
+    }
     DYNVM_ASSIGN_OR_RETURN(Type t, Infer(arg));
     args.push_back(std::move(t));
   }
-  const Expr& callee = e.callee();
   if (callee.is(ExprKind::kOp)) {
     const OpDef* def = FindOp(callee.name());
     if (def == nullptr) return Error(absl::StrCat("unknown operator ", callee.name()));
@@ -360,6 +377,18 @@ absl::StatusOr<Type> Inferer::InferCall(const Expr& e) {
   for (size_t i = 0; i < args.size(); ++i) {
     DYNVM_RETURN_IF_ERROR(Unify(fn.params()[i], args[i], absl::StrFormat("argument %d of a call", i)));
   }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Expr& arg = e.args()[i];
+    if (!HasUntypedParams(arg)) continue;
+    const Type expected = Resolve(fn.params()[i]);
+    if (expected.kind() == TypeKind::kFunc && expected.params().size() == arg.params().size()) {
+      for (size_t j = 0; j < arg.params().size(); ++j) {
+        if (!arg.params()[j].annotation()) expected_params_[arg.params()[j].var_id()] = expected.params()[j];
+      }
+    }
+    DYNVM_ASSIGN_OR_RETURN(const Type t, Infer(arg));
+    DYNVM_RETURN_IF_ERROR(Unify(args[i], t, absl::StrFormat("argument %d of a call", i)));
+  }
   return fn.ret();
 }
 
@@ -384,7 +413,11 @@ absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
 absl::StatusOr<Type> Inferer::InferFunction(const Expr& e) {
   std::vector<Type> params;
   for (const Expr& p : e.params()) {
-    const Type t = p.annotation() ? *p.annotation() : Fresh();
+    Type t = p.annotation() ? *p.annotation() : Fresh();
+    if (const auto it = expected_params_.find(p.var_id()); it != expected_params_.end()) {
+      t = it->second;
+      expected_params_.erase(it);
+    }
     var_types_[p.var_id()] = t;
     params.push_back(t);
   }
@@ -601,6 +634,13 @@ absl::StatusOr<Module> Inferer::Run() {
 
 }  // namespace
 
-absl::StatusOr<Module> InferTypes(const Module& module) { return Inferer(module).Run(); }
+absl::StatusOr<Module> InferTypes(const Module& module) {
+  Module expanded = module;
+  for (const std::string& name : module.function_names()) {
+    DYNVM_ASSIGN_OR_RETURN(Expr fn, EtaExpand(*module.Function(name), name));
+    DYNVM_RETURN_IF_ERROR(expanded.SetFunction(name, std::move(fn)));
+  }
+  return Inferer(expanded).Run();
+}
 
 }  // namespace dynvm::compiler

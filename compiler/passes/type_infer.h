@@ -8,10 +8,12 @@
 // Requires: nothing (runs on what the front ends produce). Every other pass runs after
 // it and keeps types.
 //
-// What it does. Operator calls take their type from the operator's relation
+// What it does. First, operators and constructors used as values become function
+// literals that call them (eta_expand.h). Operator calls take their type from the operator's relation
 // (compiler/ops/op_registry.h); everything else by unification over type variables:
 // unannotated parameters of fn literals and lets get fresh variables that their uses
-// determine, generic functions and constructors are instantiated afresh at each use,
+// determine (a literal passed to a function is typed after the other arguments, its
+// unannotated parameters taking the types the callee expects), generic functions and constructors are instantiated afresh at each use,
 // and the branches of an if or a match are joined (a dim on which they disagree
 // becomes `?`). A def's symbolic dims are its own: at each call they are renamed and
 // bound to the caller's extents by unification, so `@double(%x)` with `@double` over

@@ -112,6 +112,28 @@ TEST(TypeInferTest, UnannotatedClosureParametersAreInferredFromUse) {
   EXPECT_EQ(TypeOf(mod->Function("main")->body()), "(int64, Tensor[(n), float32])");
 }
 
+// A function literal passed to a function takes its untyped parameters' types from the
+// callee once the other arguments fixed them; operators and constructors passed as
+// values are expanded into such literals first (eta_expand.h).
+TEST(TypeInferTest, FunctionArgumentsTakeTheTypesTheCalleeExpects) {
+  absl::StatusOr<Module> mod = Infer(testing::WithListPrelude(R"(
+    def @apply[A, B](%f: fn (A) -> B, %x: A) -> B { %f(%x) }
+    def @main(%x: Tensor[(n), float32], %l: List[Tensor[(n), float32]]) {
+      let %cons = Cons;
+      (@map(fn (%v) { nn.relu(%v) }, %l), @map(sigmoid, %l), @apply(negative, %x), %cons(%x, Nil))
+    })"));
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(TypeOf(mod->Function("main")->body()),
+            "(List[Tensor[(n), float32]], List[Tensor[(n), float32]], Tensor[(n), float32], "
+            "List[Tensor[(n), float32]])");
+  // An operator of a varying number of arguments cannot be expanded.
+  const absl::StatusOr<Module> dense = Infer(testing::WithListPrelude(R"(
+    def @main(%l: List[Tensor[(2, 2), float32]]) { @map(nn.dense, %l) })"));
+  EXPECT_EQ(std::string(dense.status().message()),
+            "<input>:14:57: in @main: operator nn.dense takes 2 to 3 arguments: to pass it as a function, "
+            "wrap it in one (fn (%x, %w) { nn.dense(%x, %w) })");
+}
+
 void ExpectError(std::string_view text, std::string_view message) {
   const absl::StatusOr<Module> mod = Infer(text);
   ASSERT_FALSE(mod.ok()) << text;
