@@ -712,6 +712,17 @@ absl::StatusOr<Value> VirtualMachine::Run() {
     NEXT();
     DISPATCH();
   }
+  CASE(SetField) {
+    ADTObj* adt = REG(0).As<ADTObj>();
+    if (adt == nullptr) FAIL(KindError(REG(0), OPND(0), "an adt"));
+    if (OPND(1) >= adt->size()) {
+      FAIL(absl::OutOfRangeError(absl::StrFormat("field %d of an adt (tag %d) with %d fields",
+                                                 OPND(1), adt->tag(), adt->size())));
+    }
+    adt->mutable_fields()[OPND(1)] = REG(2);
+    NEXT();
+    DISPATCH();
+  }
   CASE(GetTag) {
     const ADTObj* adt = REG(1).As<ADTObj>();
     if (adt == nullptr) FAIL(KindError(REG(1), OPND(1), "an adt"));

@@ -349,7 +349,17 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       }
       DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(e));
       const Expr& callee = e.callee();
-      if (callee.is(ExprKind::kOp)) {
+      if (callee.is(ExprKind::kOp) && callee.name() == "ref") {  // a cell: one field
+        r = NewRegister();
+        Emit(Opcode::kAllocADT, {r, 0}, std::move(args));
+      } else if (callee.is(ExprKind::kOp) && callee.name() == "ref_read") {
+        r = NewRegister();
+        Emit(Opcode::kGetField, {r, args[0], 0});
+      } else if (callee.is(ExprKind::kOp) && callee.name() == "ref_write") {
+        Emit(Opcode::kSetField, {args[0], 0, args[1]});
+        r = NewRegister();
+        Emit(Opcode::kAllocADT, {r, 0});  // ()
+      } else if (callee.is(ExprKind::kOp)) {
         // A tuple argument passes its fields (Relay's concatenate((%a, %b)) is the
         // kernel's concatenate(a, b)).
         std::vector<uint32_t> tensors;

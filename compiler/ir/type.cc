@@ -93,6 +93,13 @@ Type Type::Adt(std::string_view name, std::vector<Type> args) {
   return Type(std::move(node));
 }
 
+Type Type::Ref(Type value) {
+  auto node = std::make_shared<Node>();
+  node->kind = TypeKind::kRef;
+  node->fields = {std::move(value)};
+  return Type(std::move(node));
+}
+
 TypeKind Type::kind() const { return node_->kind; }
 DType Type::dtype() const { return node_->dtype; }
 const std::vector<Dim>& Type::shape() const { return node_->shape; }
@@ -129,6 +136,7 @@ std::string Type::ToString() const {
     case TypeKind::kVar: return n.name;
     case TypeKind::kAdt:
       return n.fields.empty() ? n.name : absl::StrCat(n.name, "[", join(n.fields), "]");
+    case TypeKind::kRef: return absl::StrCat("ref(", n.fields[0].ToString(), ")");
   }
   return "";
 }
@@ -161,6 +169,7 @@ Type Type::SubstituteVars(const std::vector<std::pair<std::string, Type>>& subst
       return *this;
     case TypeKind::kTuple: return Tuple(all(n.fields, substitution));
     case TypeKind::kAdt: return Adt(n.name, all(n.fields, substitution));
+    case TypeKind::kRef: return Ref(n.fields[0].SubstituteVars(substitution));
     case TypeKind::kFunc: {
       std::vector<std::pair<std::string, Type>> inner;
       for (const auto& entry : substitution) {
@@ -190,6 +199,7 @@ Type Type::SubstituteDims(const absl::flat_hash_map<std::string, Dim>& substitut
     case TypeKind::kVar: return *this;
     case TypeKind::kTuple: return Tuple(std::move(fields));
     case TypeKind::kAdt: return Adt(n.name, std::move(fields));
+    case TypeKind::kRef: return Ref(std::move(fields[0]));
     case TypeKind::kFunc:
       return Func(std::move(fields), ret().SubstituteDims(substitution), n.type_params);
   }

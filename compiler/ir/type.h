@@ -31,6 +31,7 @@ enum class TypeKind : uint8_t {
   kFunc,    // type params, params -> ret
   kVar,     // a type variable, by name
   kAdt,     // an algebraic data type applied to type arguments
+  kRef,     // a mutable reference cell holding a value of one type
 };
 
 class Type {
@@ -45,6 +46,8 @@ class Type {
   static Type Func(std::vector<Type> params, Type ret, std::vector<std::string> type_params = {});
   static Type Var(std::string_view name);
   static Type Adt(std::string_view name, std::vector<Type> args = {});
+  // ref(value): what Relay's ref(e) makes, ref_read reads and ref_write writes.
+  static Type Ref(Type value);
 
   TypeKind kind() const;
   bool is_tensor() const { return kind() == TypeKind::kTensor; }
@@ -53,7 +56,8 @@ class Type {
   DType dtype() const;
   const std::vector<Dim>& shape() const;
   int rank() const { return static_cast<int>(shape().size()); }
-  // kTuple: the fields; kFunc: the parameters; kAdt: the type arguments. Empty otherwise.
+  // kTuple: the fields; kFunc: the parameters; kAdt: the type arguments; kRef: the one
+  // type of its value. Empty otherwise.
   const std::vector<Type>& fields() const;
   const std::vector<Type>& params() const { return fields(); }
   const std::vector<Type>& args() const { return fields(); }
@@ -65,7 +69,7 @@ class Type {
   const std::string& name() const;
 
   // Relay's text: `Tensor[(n, 768), float32]`, `float32` (rank 0), `(T1, T2)`, `(T,)`,
-  // `fn (T1, T2) -> R`, `fn [A] (A) -> A`, `A`, `List[A]`.
+  // `fn (T1, T2) -> R`, `fn [A] (A) -> A`, `A`, `List[A]`, `ref(T)`.
   std::string ToString() const;
 
   friend bool operator==(const Type& a, const Type& b);

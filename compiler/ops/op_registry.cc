@@ -19,7 +19,8 @@ absl::Span<const OpDef> AllOps() {
     for (absl::Span<const OpDef> family : {internal::ElementwiseOps(), internal::ReduceOps(),
                                            internal::NnOps(), internal::TransformOps(),
                                            internal::CreationOps(), internal::ConvOps(),
-                                           internal::DetectionOps(), internal::TextOps()}) {
+                                           internal::DetectionOps(), internal::TextOps(),
+                                           internal::ReferenceOps()}) {
       all->insert(all->end(), family.begin(), family.end());
     }
     return all;

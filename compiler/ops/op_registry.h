@@ -40,6 +40,11 @@ struct OpDef {
   std::string_view name;
   int min_args, max_args;
   TypeRelation relation;
+  // Code generation emits bytecode for it rather than calling a kernel (the reference
+  // operators: compiler/ops/reference.cc).
+  bool bytecode = false;
+  // Evaluating it may do more than compute its value (compiler/passes/effects.h).
+  bool effects = false;
 };
 
 // The operator `name`, or null.

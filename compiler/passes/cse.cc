@@ -13,12 +13,15 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/passes/effects.h"
 
 namespace dynvm::compiler {
 namespace {
 
 class Cse {
  public:
+  // `impure`: the code uses references (effects.h), so calls of functions are not merged.
+  explicit Cse(bool impure) : impure_(impure) {}
   absl::StatusOr<Expr> Visit(const Expr& e);
 
  private:
@@ -26,10 +29,11 @@ class Cse {
   absl::StatusOr<Expr> VisitLetChain(const Expr& e);
   absl::StatusOr<Expr> VisitChildren(const Expr& e);
   // The key of a call, tuple or projection whose children are final; empty otherwise.
-  static std::string Key(const Expr& e);
+  std::string Key(const Expr& e) const;
   // The node equal to `e` in scope, or `e` entered as the one.
   Expr Share(const Expr& e);
 
+  bool impure_;
   std::vector<absl::flat_hash_map<std::string, Expr>> scopes_ = {{}};
   absl::flat_hash_map<uintptr_t, Expr> done_;
 };
@@ -51,7 +55,8 @@ void AppendAttrs(const kernels::Attrs& attrs, std::string& key) {
   }
 }
 
-std::string Cse::Key(const Expr& e) {
+std::string Cse::Key(const Expr& e) const {
+  if (MayHaveEffects(e, impure_)) return "";  // each evaluation its own
   std::string key;
   const auto add = [&key](const Expr& child) { absl::StrAppend(&key, ",", child.identity()); };
   switch (e.kind()) {
@@ -196,10 +201,11 @@ absl::StatusOr<Expr> Cse::Visit(const Expr& e) {
 
 }  // namespace
 
-absl::StatusOr<Expr> EliminateCommonSubexpressions(const Expr& expr) { return Cse().Visit(expr); }
+absl::StatusOr<Expr> EliminateCommonSubexpressions(const Expr& expr) { return Cse(UsesReferences(expr)).Visit(expr); }
 
 absl::StatusOr<Module> EliminateCommonSubexpressions(const Module& module) {
-  return module.MapFunctions([](const Expr& fn) { return EliminateCommonSubexpressions(fn); });
+  const bool impure = UsesReferences(module);
+  return module.MapFunctions([impure](const Expr& fn) { return Cse(impure).Visit(fn); });
 }
 
 }  // namespace dynvm::compiler

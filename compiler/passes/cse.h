@@ -7,7 +7,8 @@
 //
 // Requires: nothing; keeps checked types. Two calls are equal when their callee (the
 // same operator, or the same function node), attributes and arguments (after CSE) are;
-// constants are equal when they hold the same tensor.
+// constants are equal when they hold the same tensor. Reference operators are never
+// merged, and no call of a function is when the code uses references (effects.h).
 // A node is reused only inside the block it was first met in: one computed in a branch
 // of an if is not reused by the other branch or after the if, which would move it out
 // of its branch (to where it may fail on values that branch never sees).

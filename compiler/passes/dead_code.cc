@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "base/status_macros.h"
 #include "compiler/ir/rewrite.h"
+#include "compiler/passes/effects.h"
 
 namespace dynvm::compiler {
 namespace {
@@ -25,15 +26,16 @@ absl::StatusOr<absl::flat_hash_map<uint64_t, int>> CountUses(const Expr& e) {
   return uses;
 }
 
-}  // namespace
-
-absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr) {
+// `impure`: the code uses references (effects.h): a let whose value may have an effect
+// stays, used or not.
+absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr, bool impure) {
   Expr current = expr;
   while (true) {
     DYNVM_ASSIGN_OR_RETURN(const auto uses, CountUses(current));
     bool removed = false;
     DYNVM_ASSIGN_OR_RETURN(Expr next, RewriteBottomUp(current, [&](const Expr& node) -> absl::StatusOr<Expr> {
-                             if (node.is(ExprKind::kLet) && !uses.contains(node.var().var_id())) {
+                             if (node.is(ExprKind::kLet) && !uses.contains(node.var().var_id()) &&
+                                 !MayHaveEffects(node.operand(), impure)) {
                                removed = true;
                                return node.body();
                              }
@@ -44,8 +46,13 @@ absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr) {
   }
 }
 
+}  // namespace
+
+absl::StatusOr<Expr> EliminateDeadCode(const Expr& expr) { return EliminateDeadCode(expr, UsesReferences(expr)); }
+
 absl::StatusOr<Module> EliminateDeadCode(const Module& module) {
-  return module.MapFunctions([](const Expr& fn) { return EliminateDeadCode(fn); });
+  const bool impure = UsesReferences(module);
+  return module.MapFunctions([impure](const Expr& fn) { return EliminateDeadCode(fn, impure); });
 }
 
 }  // namespace dynvm::compiler

@@ -3,10 +3,12 @@
 //   let %unused = exp(%x);           becomes      nn.relu(%x)
 //   nn.relu(%x)
 //
-// Requires: nothing; keeps checked types. Every operator is pure, so an unused value
-// is never needed; a call of a function is treated the same way (a function whose
-// only effect would be not to terminate or to fail is not a program worth keeping
-// that behaviour of, as in Relay). Lets freed by removing others go too.
+// Requires: nothing; keeps checked types. Every operator but the reference ones is
+// pure, so an unused value is never needed; a call of a function is treated the same
+// way (a function whose only effect would be not to terminate or to fail is not a
+// program worth keeping that behaviour of, as in Relay) unless the code uses
+// references (effects.h): then such calls, and ref_write, stay. Lets freed by
+// removing others go too.
 #ifndef DYNVM_COMPILER_PASSES_DEAD_CODE_H_
 #define DYNVM_COMPILER_PASSES_DEAD_CODE_H_
 

@@ -77,6 +77,10 @@ class Inferer {
   absl::StatusOr<Type> InferCall(const Expr& e);
   absl::StatusOr<Type> InferLetChain(const Expr& e);
   absl::StatusOr<Type> InferFunction(const Expr& e);
+  // The type a let gives its variable before typing its value: a function literal's
+  // declared signature when every parameter and the result are annotated (so that a
+  // recursive literal knows its own result inside itself), else a fresh variable.
+  Type SignatureOf(const Expr& e);
   absl::StatusOr<Type> ConstructorType(const Expr& ctor);
   absl::Status CheckPattern(const Pattern& p, const Type& t);
   void Record(const Expr& e, const Type& t) {
@@ -130,6 +134,7 @@ Type Inferer::Resolve(const Type& t) const {
   switch (t.kind()) {
     case TypeKind::kTuple: return Type::Tuple(std::move(fields));
     case TypeKind::kAdt: return Type::Adt(t.name(), std::move(fields));
+    case TypeKind::kRef: return Type::Ref(std::move(fields[0]));
     default: return Type::Func(std::move(fields), Resolve(t.ret()), t.type_params());
   }
 }
@@ -184,7 +189,8 @@ absl::Status Inferer::Unify(const Type& expected, const Type& actual, std::strin
     case TypeKind::kFunc:
       DYNVM_RETURN_IF_ERROR(Unify(a.ret(), b.ret(), what));
       break;
-    case TypeKind::kTuple: break;
+    case TypeKind::kTuple:
+    case TypeKind::kRef: break;
   }
   if (a.fields().size() != b.fields().size()) return mismatch();
   for (size_t i = 0; i < a.fields().size(); ++i) {
@@ -362,6 +368,9 @@ absl::StatusOr<Type> Inferer::InferCall(const Expr& e) {
   }
   DYNVM_ASSIGN_OR_RETURN(const Type callee_type, Infer(callee));
   Type fn = Resolve(callee_type);
+  // A value of a generic function type (a generic literal, a parameter fn [A] (A) -> A)
+  // is instantiated afresh at each call, as globals are.
+  if (fn.kind() == TypeKind::kFunc && !fn.type_params().empty()) fn = Instantiate(fn);
   if (IsFresh(fn)) {
     std::vector<Type> params;
     for (size_t i = 0; i < args.size(); ++i) params.push_back(Fresh());
@@ -400,7 +409,7 @@ absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
   for (; cur.is(ExprKind::kLet); cur = cur.body()) {
     chain.push_back(cur);
     const Expr& var = cur.var();
-    const Type declared = var.annotation() ? *var.annotation() : Fresh();
+    const Type declared = var.annotation() ? *var.annotation() : SignatureOf(cur.operand());
     var_types_[var.var_id()] = declared;
     DYNVM_ASSIGN_OR_RETURN(const Type value, Infer(cur.operand()));
     DYNVM_RETURN_IF_ERROR(Unify(declared, value, absl::StrCat("the value of %", var.name())));
@@ -408,6 +417,16 @@ absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
   DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(cur));
   for (const Expr& let : chain) Record(let, body);
   return body;
+}
+
+Type Inferer::SignatureOf(const Expr& e) {
+  if (!e.is(ExprKind::kFunction) || !e.annotation()) return Fresh();
+  std::vector<Type> params;
+  for (const Expr& p : e.params()) {
+    if (!p.annotation()) return Fresh();
+    params.push_back(*p.annotation());
+  }
+  return Type::Func(std::move(params), *e.annotation(), e.type_params());
 }
 
 absl::StatusOr<Type> Inferer::InferFunction(const Expr& e) {

@@ -209,6 +209,27 @@ TEST(InterpreterTest, StaticAllocationViewsAndTuples) {
   EXPECT_EQ(tuple->fields()[5].int_value(), 1);
 }
 
+// set_field writes a cell in place: the caller's cell holds the new value after.
+TEST(InterpreterTest, SetFieldWritesTheCell) {
+  const std::shared_ptr<const Executable> exe = LoadProgram("cells.s");
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  const Value cell(ADTObj::Create(0, {Value::Int(40)}));
+  EXPECT_EQ(RunInt(vm, "bump", {cell, Value::Int(2)}), 42);
+  EXPECT_EQ(RunInt(vm, "bump", {cell, Value::Int(3)}), 45);
+  EXPECT_EQ(cell.As<ADTObj>()->fields()[0].int_value(), 45);
+  // Not an ADT, or no such field: errors naming the instruction, and the VM runs on.
+  absl::StatusOr<Value> out = vm.Invoke("poke", {Value::Int(1), Value::Int(2)});
+  EXPECT_THAT(out.status().message(), HasSubstr("function 'poke', instruction 0 (set_field)"));
+  out = vm.Invoke("poke", {cell, Value::Int(2)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(out.status().message(), HasSubstr("field 1 of an adt (tag 0) with 1 fields"));
+  const Value pair(ADTObj::Tuple({Value::Int(1), Value::Int(2)}));
+  out = vm.Invoke("poke", {pair, Value::Int(9)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(pair.As<ADTObj>()->fields()[1].int_value(), 9);
+}
+
 // Each failure is a clear error and the same VM then runs a good call.
 class FailureTest : public ::testing::Test {
  protected:

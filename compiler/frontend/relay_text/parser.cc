@@ -289,10 +289,12 @@ absl::StatusOr<Type> Parser::ParseType() {
     return Type::Tuple(std::move(fields));
   }
   if (at.kind != TokenKind::kName) return Expected("a type");
-  if (at.text == "ref" && IsPunct("(", 1)) {
-    return Error(at, "reference types are not supported: the compiler's passes assume expressions without effects");
-  }
   const std::string name = Take().text;
+  if (name == "ref" && TryPunct("(")) {  // ref(T): a reference cell holding a T
+    DYNVM_ASSIGN_OR_RETURN(Type value, ParseType());
+    DYNVM_RETURN_IF_ERROR(Expect(")"));
+    return Type::Ref(std::move(value));
+  }
   if (name == "Tensor") {
     DYNVM_RETURN_IF_ERROR(Expect("["));
     DYNVM_RETURN_IF_ERROR(Expect("("));
@@ -556,10 +558,6 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
   }
   if (at.text == "if") return ParseIf();
   if (at.text == "match") return ParseMatch();
-  if ((at.text == "ref" || at.text == "ref_read" || at.text == "ref_write") && IsPunct("(", 1)) {
-    return Error(at, absl::StrCat(at.text, ": references are not supported: the compiler's passes "
-                                           "(common subexpressions, dead code) assume expressions without effects"));
-  }
   if (at.text == "let") return ParseBlock();
   Take();
   if (at.text == "True" || at.text == "False") {

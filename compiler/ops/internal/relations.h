@@ -66,6 +66,7 @@ absl::Span<const OpDef> CreationOps();
 absl::Span<const OpDef> ConvOps();
 absl::Span<const OpDef> DetectionOps();
 absl::Span<const OpDef> TextOps();
+absl::Span<const OpDef> ReferenceOps();
 
 }  // namespace dynvm::compiler::internal
 

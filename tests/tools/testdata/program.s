@@ -54,6 +54,7 @@ done:
   alloc_adt        %6, 0, (%5, %1)
   get_tag          %7, %6
   get_field        %8, %6, 0
+  set_field        %6, 1, %1
   alloc_closure    %9, @identity, ()
   invoke_closure   %10, %9, (%8)
   subi             %11, %1, %2

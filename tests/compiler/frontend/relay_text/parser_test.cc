@@ -212,14 +212,13 @@ TEST(RelayParserTest, FreeVarDeclarations) {
             "    free_var %x: int32;\n    ^");
 }
 
-// References need effects the optimiser does not model: refused where they appear.
-TEST(RelayParserTest, ReferencesAreRefusedClearly) {
-  EXPECT_EQ(Desugared("let %r = ref(%x);\nref_read(%r)"),
-            "<input>:1:10: ref: references are not supported: the compiler's passes (common subexpressions, "
-            "dead code) assume expressions without effects\n  let %r = ref(%x);\n           ^");
-  EXPECT_EQ(std::string(ParseModule("def @f(%r: ref(int32)) { %r }").status().message()),
-            "<input>:1:12: reference types are not supported: the compiler's passes assume expressions without "
-            "effects\n  def @f(%r: ref(int32)) { %r }\n             ^");
+// References: ref, ref_read and ref_write are operator calls; `ref(T)` is their type.
+TEST(RelayParserTest, References) {
+  EXPECT_EQ(Desugared("let %r: ref(int32) = ref(1);\nlet %u = ref_write(%r, 2);\nref_read(%r)"),
+            "let %r: ref(int32) = ref(1);\nlet %u = ref_write(%r, 2);\nref_read(%r)");
+  absl::StatusOr<Module> mod = ParseModule("def @f(%r: ref((int32, ref(float32)))) -> int32 { ref_read(%r).0 }");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(mod->Function("f")->params()[0].annotation()->ToString(), "ref((int32, ref(float32)))");
 }
 
 // Calls, globals, operators and function literals remember where they are, and
