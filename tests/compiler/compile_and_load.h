@@ -4,9 +4,11 @@
 #define DYNVM_TESTS_COMPILER_COMPILE_AND_LOAD_H_
 
 #include <memory>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "compiler/driver/compile.h"
+#include "compiler/frontend/relay_text/parser.h"
 #include "gtest/gtest.h"
 #include "kernels/api.h"
 #include "kernels/kernel.h"
@@ -25,6 +27,16 @@ inline std::shared_ptr<const vm::Executable> CompileAndLoad(const Module& mod,
       serializer::ReloadExecutable(*spec, kernels::DefaultRegistry());
   EXPECT_TRUE(exe.ok()) << exe.status();
   return exe.ok() ? *exe : nullptr;
+}
+
+// Relay `text` (with `constants`) parsed, then CompileAndLoad; null (with a test
+// failure) on an error.
+inline std::shared_ptr<const vm::Executable> ParseCompileAndLoad(std::string_view text, std::string_view source_name,
+                                                                 const CompileOptions& options,
+                                                                 absl::Span<const NDArray> constants = {}) {
+  absl::StatusOr<Module> mod = ParseModule(text, constants, source_name);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? CompileAndLoad(*mod, options) : nullptr;
 }
 
 }  // namespace dynvm::compiler::testing

@@ -18,6 +18,7 @@
 #include "objects/allocator.h"
 #include "serializer/api.h"
 #include "tests/compiler/compile_and_load.h"
+#include "tests/compiler/reference_math.h"
 #include "tools/file_util.h"
 #include "vm/virtual_machine.h"
 
@@ -25,6 +26,8 @@ namespace dynvm::compiler {
 namespace {
 
 using Matrix = std::vector<double>;  // row-major
+using testing::MatMul;
+using testing::SoftmaxRows;
 
 // The pipelines every program runs through: each optimisation level, and the default
 // without fusion.
@@ -40,13 +43,10 @@ std::shared_ptr<const vm::Executable> CompileFile(const std::string& name, const
   absl::StatusOr<std::string> text = tools::ReadFileOrStdin(path);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return nullptr;
-  absl::StatusOr<Module> mod = ParseModule(*text, {}, path);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  if (!mod.ok()) return nullptr;
   CompileOptions options;
   options.opt_level = pipeline.opt_level;
   options.fuse = pipeline.fuse;
-  return testing::CompileAndLoad(*mod, options);
+  return testing::ParseCompileAndLoad(*text, path, options);
 }
 
 NDArray F32(const Shape& shape, std::mt19937& rng) {
@@ -64,26 +64,6 @@ NDArray I64(int64_t v) {
 
 Matrix Values(const NDArrayObj& t) {
   return Matrix(t.data_as<float>(), t.data_as<float>() + t.num_elements());
-}
-
-// a [m, k] · b [k, n], or · bᵀ for b [n, k] when `transpose_b`.
-Matrix MatMul(const Matrix& a, const Matrix& b, int64_t m, int64_t k, int64_t n, bool transpose_b) {
-  Matrix c(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p) c[i * n + j] += a[i * k + p] * (transpose_b ? b[j * k + p] : b[p * n + j]);
-    }
-  }
-  return c;
-}
-
-void SoftmaxRows(Matrix& s, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i) {
-    double max = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < cols; ++j) max = std::max(max, s[i * cols + j]);
-    for (int64_t j = 0; j < cols; ++j) sum += (s[i * cols + j] = std::exp(s[i * cols + j] - max));
-    for (int64_t j = 0; j < cols; ++j) s[i * cols + j] /= sum;
-  }
 }
 
 void ExpectNear(const NDArrayObj& got, const Matrix& want, double tolerance) {
