@@ -74,6 +74,8 @@ class Inferer {
   // where it arose ("model.relay:3:18: in @main: ...").
   absl::StatusOr<Type> Infer(const Expr& e);
   absl::StatusOr<Type> InferExpr(const Expr& e);
+  // `status` naming `at`'s source, unless an inner expression's already does.
+  absl::Status Place(absl::Status status, const Expr& at);
   absl::StatusOr<Type> InferCall(const Expr& e);
   absl::StatusOr<Type> InferLetChain(const Expr& e);
   absl::StatusOr<Type> InferFunction(const Expr& e);
@@ -234,12 +236,15 @@ Type Inferer::Instantiate(const Type& t) {
   return Type::Func(fn.params(), fn.ret()).SubstituteVars(fresh);
 }
 
+absl::Status Inferer::Place(absl::Status status, const Expr& at) {
+  if (status.ok() || error_placed_ || at.source().empty()) return status;
+  error_placed_ = true;
+  return absl::Status(status.code(), absl::StrCat(at.source(), ": ", status.message()));
+}
+
 absl::StatusOr<Type> Inferer::Infer(const Expr& e) {
   absl::StatusOr<Type> t = InferExpr(e);
-  if (!t.ok() && !error_placed_ && !e.source().empty()) {
-    error_placed_ = true;
-    return absl::Status(t.status().code(), absl::StrCat(e.source(), ": ", t.status().message()));
-  }
+  if (!t.ok()) return Place(t.status(), e);
   return t;
 }
 
@@ -412,7 +417,7 @@ absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
     const Type declared = var.annotation() ? *var.annotation() : SignatureOf(cur.operand());
     var_types_[var.var_id()] = declared;
     DYNVM_ASSIGN_OR_RETURN(const Type value, Infer(cur.operand()));
-    DYNVM_RETURN_IF_ERROR(Unify(declared, value, absl::StrCat("the value of %", var.name())));
+    DYNVM_RETURN_IF_ERROR(Place(Unify(declared, value, absl::StrCat("the value of %", var.name())), cur));
   }
   DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(cur));
   for (const Expr& let : chain) Record(let, body);

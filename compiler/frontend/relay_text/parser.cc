@@ -411,18 +411,22 @@ absl::StatusOr<Dim> Parser::ParseDimFactor() {
 absl::StatusOr<Expr> Parser::ParseBlock() {
   DYNVM_NEST();
   scopes_.emplace_back();
-  std::vector<std::pair<Expr, Expr>> lets;
+  struct PendingLet {
+    Expr var, value;
+    std::string at;  // where its `let` is
+  };
+  std::vector<PendingLet> lets;
   Expr result;
   while (true) {
     if (IsName("let")) {
-      Take();
+      const Token at = Take();
       DYNVM_ASSIGN_OR_RETURN(Expr var, ParseVarDecl());
       // The variable is in scope in its own value, so that a let-bound fn may recurse.
       scopes_.back()[absl::StrCat("%", var.name())] = var;
       DYNVM_RETURN_IF_ERROR(Expect("="));
       DYNVM_ASSIGN_OR_RETURN(Expr value, ParseExpr());
       DYNVM_RETURN_IF_ERROR(Expect(";"));
-      lets.emplace_back(std::move(var), std::move(value));
+      lets.push_back({std::move(var), std::move(value), Position(at)});
     } else if (IsName("free_var")) {
       // TVM prints an expression's free variables first: `free_var %x: T;`.
       const Token at = Take();
@@ -450,7 +454,7 @@ absl::StatusOr<Expr> Parser::ParseBlock() {
   }
   scopes_.pop_back();
   for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
-    result = Expr::Let(std::move(it->first), std::move(it->second), std::move(result));
+    result = Expr::Let(std::move(it->var), std::move(it->value), std::move(result)).WithSource(std::move(it->at));
   }
   return result;
 }
@@ -513,7 +517,8 @@ absl::StatusOr<Expr> Parser::ParsePostfix() {
       kernels::Attrs attrs;
       DYNVM_RETURN_IF_ERROR(ParseArgs(args, attrs, /*params=*/false));
       e = Expr::Call(std::move(e), std::move(args), std::move(attrs), Position(start));
-    } else if (TryPunct(".")) {
+    } else if (IsPunct(".")) {
+      const Token dot = Take();
       const Token index = Peek();
       if (index.kind != TokenKind::kInt) return Expected("a tuple index");
       Take();
@@ -521,7 +526,7 @@ absl::StatusOr<Expr> Parser::ParsePostfix() {
       if (!i.ok() || *i > std::numeric_limits<int>::max()) {
         return Error(index, absl::StrCat("tuple index ", index.text, " out of range"));
       }
-      e = Expr::TupleGetItem(std::move(e), static_cast<int>(*i));
+      e = Expr::TupleGetItem(std::move(e), static_cast<int>(*i)).WithSource(Position(dot));
     } else {
       return e;
     }
@@ -589,7 +594,7 @@ absl::StatusOr<Expr> Parser::ParsePrimary() {
 // '(' ')' | '(' block ')' | '(' expr ',' ')' | '(' expr (',' expr)+ ')'
 absl::StatusOr<Expr> Parser::ParseParenthesized() {
   DYNVM_NEST();
-  Take();  // '('
+  const Token open = Take();
   if (TryPunct(")")) return Expr::Tuple({});
   DYNVM_ASSIGN_OR_RETURN(Expr first, ParseBlock());
   if (TryPunct(")")) return first;
@@ -600,7 +605,7 @@ absl::StatusOr<Expr> Parser::ParseParenthesized() {
     fields.push_back(std::move(field));
   }
   DYNVM_RETURN_IF_ERROR(Expect(")"));
-  return Expr::Tuple(std::move(fields));
+  return Expr::Tuple(std::move(fields)).WithSource(Position(open));
 }
 
 // The part after '(': (item (',' item)*)? ')', where an item is `name=value` (an
@@ -789,7 +794,7 @@ absl::StatusOr<Expr> Parser::ParseFunction(std::string_view global_name) {
 
 absl::StatusOr<Expr> Parser::ParseIf() {
   DYNVM_NEST();
-  Take();  // 'if'
+  const Token at = Take();  // 'if'
   DYNVM_RETURN_IF_ERROR(Expect("("));
   DYNVM_ASSIGN_OR_RETURN(Expr cond, ParseExpr());
   DYNVM_RETURN_IF_ERROR(Expect(")"));
@@ -797,13 +802,13 @@ absl::StatusOr<Expr> Parser::ParseIf() {
   if (!IsName("else")) return Expected("'else'");
   Take();
   DYNVM_ASSIGN_OR_RETURN(Expr else_branch, ParseBraced());
-  return Expr::If(std::move(cond), std::move(then_branch), std::move(else_branch));
+  return Expr::If(std::move(cond), std::move(then_branch), std::move(else_branch)).WithSource(Position(at));
 }
 
 // 'match' '?'? '(' expr ')' '{' (pattern '=>' ('{' block '}' | expr) ','?)* '}'
 absl::StatusOr<Expr> Parser::ParseMatch() {
   DYNVM_NEST();
-  Take();  // 'match'
+  const Token at = Take();  // 'match'
   const bool complete = !TryPunct("?");
   // TVM's `match (%x)` parenthesizes the value; `match (%p, %q)` matches a tuple.
   if (!IsPunct("(")) return Expected("'('");
@@ -821,7 +826,7 @@ absl::StatusOr<Expr> Parser::ParseMatch() {
     if (!TryPunct(",")) break;
   }
   DYNVM_RETURN_IF_ERROR(Expect("}"));
-  return Expr::Match(std::move(data), std::move(clauses), complete);
+  return Expr::Match(std::move(data), std::move(clauses), complete).WithSource(Position(at));
 }
 
 // '_' | %var (':' type)? | Ctor ('(' patterns ')')? | '(' patterns ')'

@@ -141,8 +141,9 @@ void ExpectError(std::string_view text, std::string_view message) {
   EXPECT_EQ(std::string(mod.status().message()), std::string(message));
 }
 
-// Errors name the innermost call, global or function literal around them that the
-// parser placed ("<input>:line:col: "); the rest name the function only.
+// Errors name the innermost expression around them that the parser placed
+// ("<input>:line:col: "): a call, global, literal, let, if, match, tuple or projection;
+// a parameter's name the function only.
 TEST(TypeInferTest, Errors) {
   ExpectError("def @main(%x: Tensor[(3), float32], %y: Tensor[(3), int32]) { add(%x, %y) }",
               "<input>:1:63: in @main: add: operands have dtypes float32 and int32, expected one dtype");
@@ -151,9 +152,9 @@ TEST(TypeInferTest, Errors) {
   ExpectError("def @main(%x: Tensor[(3), float32]) { frobnicate(%x) }",
               "<input>:1:39: in @main: unknown operator frobnicate");
   ExpectError("def @main(%x: Tensor[(3), float32]) { if (%x) { %x } else { %x } }",
-              "in @main: the condition of if: expected bool, got Tensor[(3), float32]");
+              "<input>:1:39: in @main: the condition of if: expected bool, got Tensor[(3), float32]");
   ExpectError("def @main(%x: Tensor[(3), float32]) { %x.0 }",
-              "in @main: projection .0 of Tensor[(3), float32], which is not a tuple");
+              "<input>:1:41: in @main: projection .0 of Tensor[(3), float32], which is not a tuple");
   ExpectError("def @main(%x) { %x }", "in @main: parameter %x needs a type");
   ExpectError("def @f(%x: Tensor[(3), float32]) { %x }\n"
               "def @main(%y: Tensor[(4), float32]) { @f(%y) }",
@@ -168,7 +169,7 @@ TEST(TypeInferTest, Errors) {
   ExpectError("def @count(%n: int64) { if (less(%n, 1i64)) { 0i64 } else { add(@count(subtract(%n, 1i64)), 1i64) } }",
               "<input>:1:61: in @count: add: the type of argument 0 is not known here; annotate it");
   ExpectError("def @main(%x: Tensor[(3), float32]) { let %y: Tensor[(3), int64] = %x; %y }",
-              "in @main: the value of %y: expected Tensor[(3), int64], got Tensor[(3), float32]");
+              "<input>:1:39: in @main: the value of %y: expected Tensor[(3), int64], got Tensor[(3), float32]");
 }
 
 }  // namespace
