@@ -6,13 +6,15 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libabsl-dev libfmt-dev flatbuffers-compiler libflatbuffers-dev libdlpack-dev
+  zlib1g-dev  # inflates numpy's compressed .npz archives (serializer/npz.h)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy   # writes the .npy fixtures of the tests (tests/serializer/testdata)
   libonnx-dev libprotobuf-dev  # the ONNX front end (compiler/frontend/onnx): ONNX's protobuf
                                # classes, checker and shape inference (no protoc needed)
   libonnx-testdata  # ONNX's backend test cases, run by tools/onnx_conformance
   llvm-14-dev  # native kernels (compiler/llvm): LLVM's CMake package, headers and libLLVM-14
-  libcpp-httplib-dev nlohmann-json3-dev  # vm_serve: HTTP/1.1 server and JSON (tools/serve)
+  libcpp-httplib-dev nlohmann-json3-dev  # vm_serve: HTTP/1.1 server and JSON (tools/serve);
+                                         # JSON also reads TVM's #[metadata] (compiler)
   wrk  # vm_serve's load script (bench/serve_load.sh)
   pybind11-dev python3-dev  # the Python module `dynvm` (python/), for Debian's /usr/bin/python3
   clang-14 libclang-rt-14-dev  # the sanitizer build and its libFuzzer targets (tests/fuzz)

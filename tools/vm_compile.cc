@@ -1,13 +1,14 @@
 // vm_compile: compiles a model — Relay text, or ONNX (a file named *.onnx) — into an
 // executable file.
 //
-//   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ...]
+//   vm_compile model.relay -o exe.fbs [--const=w0.npy --const=w1.npy ... | --const=w.npz]
 //   vm_compile model.onnx -o exe.fbs
 //              [--opt-level=0..3] [--no-fuse] [--target-cpu=native|none|CPU]
 //              [--dump-ir=PASS|all] [--dot=main.dot] [--stats]
 //
-// `meta[relay.Constant][i]` in the text is the i-th --const file (paths relative to
-// the current directory); an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
+// `meta[relay.Constant][i]` in the text is the i-th tensor of the --const files (paths
+// relative to the current directory; an .npz gives its arrays: arr_0, arr_1, ... in
+// that order, then keyword arrays as stored), or of the text's #[metadata] section; an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
 // named pass (parsed, typed, folded, simplified, cse, combined, dce, fused) or after every
 // pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
 // @main's dataflow as the last pass left it; --stats prints what memory planning and
@@ -18,6 +19,7 @@
 // See docs/cli.md.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -26,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -36,6 +39,7 @@
 #include "compiler/frontend/relay_text/printer.h"
 #include "objects/allocator.h"
 #include "serializer/api.h"
+#include "serializer/npz.h"
 #include "tools/file_util.h"
 #include "tools/flags.h"
 
@@ -103,9 +107,10 @@ CommandLine MakeCommandLine(Args& args) {
                                "file named *.onnx"},
       .flags =
           {Required(StringFlag("o", "exe.fbs", &args.output, "the executable file to write")),
-           RepeatedFlag("const", "file.npy", &args.constants,
-                        "the tensor meta[relay.Constant][i] stands for, i counting the --const "
-                        "flags from 0 (Relay text only: an ONNX model carries its weights)"),
+           RepeatedFlag("const", "file.npy|file.npz", &args.constants,
+                        "the tensors meta[relay.Constant][i] stands for, i counting them over the "
+                        "--const flags from 0: an .npy is one, an .npz its arrays arr_0, arr_1, ... "
+                        "then its keyword arrays (Relay text only: an ONNX model carries its weights)"),
            IntFlag("opt-level", "N", &args.opt_level, 0, 3,
                    "0: type inference and A-normal form only; 1: and folding, fusion, memory "
                    "planning, register allocation; 2 (default) and 3: and simplification, CSE, "
@@ -131,8 +136,20 @@ absl::StatusOr<compiler::Module> ReadModel(const Args& args, std::string& text) 
   if (IsOnnx(args.input)) return compiler::onnx_frontend::ImportOnnxFile(args.input);
   std::vector<NDArray> constants;
   for (const std::string& path : args.constants) {
-    DYNVM_ASSIGN_OR_RETURN(NDArray c, serializer::ReadNpyFile(path, MakeNaiveAllocator()));
-    constants.push_back(std::move(c));
+    if (!absl::EndsWith(path, ".npz")) {
+      DYNVM_ASSIGN_OR_RETURN(NDArray c, serializer::ReadNpyFile(path, MakeNaiveAllocator()));
+      constants.push_back(std::move(c));
+      continue;
+    }
+    DYNVM_ASSIGN_OR_RETURN(std::vector<serializer::NpzEntry> arrays,
+                           serializer::ReadNpzFile(path, MakeNaiveAllocator()));
+    // np.savez(a, b, w=c) stores w first: the positional arrays go by their index.
+    const auto positional = std::stable_partition(
+        arrays.begin(), arrays.end(), [](const serializer::NpzEntry& e) { return e.name.starts_with("arr_"); });
+    std::sort(arrays.begin(), positional, [](const serializer::NpzEntry& a, const serializer::NpzEntry& b) {
+      return std::atoll(a.name.c_str() + 4) < std::atoll(b.name.c_str() + 4);
+    });
+    for (serializer::NpzEntry& e : arrays) constants.push_back(std::move(e.array));
   }
   DYNVM_ASSIGN_OR_RETURN(text, ReadFileOrStdin(args.input));
   return compiler::ParseModule(text, constants, args.input);

@@ -101,4 +101,18 @@ printf 'def @main(%%x: Tensor[(2), float8]) {\n  %%x\n}\n' > "$TMP/bad.relay"
 "$VM_COMPILE" "$TMP/bad.relay" -o "$TMP/x.fbs" > /dev/null 2> "$TMP/err"
 [ $? -eq 1 ] || fail "a bad dtype should exit 1"
 head -1 "$TMP/err" | grep -qF "bad.relay:1:27: unknown dtype 'float8'" || fail "bad dtype said $(cat "$TMP/err")"
+# An .npz's arrays: arr_0, arr_1, ... in order, then its keyword arrays (numpy stores
+# `w` first).
+printf 'def @main() {\n  (meta[relay.Constant][0], meta[relay.Constant][3])\n}\n' > "$TMP/npz.relay"
+"$VM_COMPILE" "$TMP/npz.relay" -o "$TMP/npz.fbs" --const="$DATA/../../serializer/testdata/deflated.npz" \
+  || fail "compiling with an .npz"
+"$VM_RUN" "$TMP/npz.fbs" > "$TMP/out" || fail "running with .npz constants"
+tr -d ' \n' < "$TMP/out" | grep -qF '[[0.,1.,2.],[3.,4.,5.]],tensor<f64>[]2.5' || fail ".npz constants gave $(cat "$TMP/out")"
+# A type error names its place and shows the line.
+printf 'def @main(%%x: int32) {\n  %%x + 1f\n}\n' > "$TMP/types.relay"
+"$VM_COMPILE" "$TMP/types.relay" -o "$TMP/x.fbs" > /dev/null 2> "$TMP/err"
+[ $? -eq 1 ] || fail "a type error should exit 1"
+head -1 "$TMP/err" | grep -qF "types.relay:2:6: in @main: add: operands have dtypes int32 and float32" \
+  || fail "type error said $(cat "$TMP/err")"
+sed -n 3p "$TMP/err" | grep -qx '       ^' || fail "type error caret: $(cat "$TMP/err")"
 echo "PASS"
