@@ -21,7 +21,7 @@ while getopts "t:b:" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(executable npy relay onnx infer_request)
+[ ${#targets[@]} -gt 0 ] || targets=(executable npy npz relay onnx infer_request)
 
 # ASan returns null for impossible allocations, as the test suite runs (scripts/test.sh),
 # so that hostile sizes reach the runtime's own checks.

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 bin=${1:-build}/bin
 out=tests/fuzz/corpus
 rm -rf "$out"
-mkdir -p "$out"/{executable,npy,relay,onnx,infer_request}
+mkdir -p "$out"/{executable,npy,npz,relay,onnx,infer_request}
 
 # executable: hand-written bytecode, and compiled models (bytecode only, as --target-cpu=none
 # gives, plus one with native kernels for the ELF loader).
@@ -26,10 +26,12 @@ done
 
 # npy: every dtype, byte order, version and layout the reader's tests use.
 cp tests/serializer/testdata/*.npy "$out/npy/"
+# npz: numpy's stored, deflated and empty archives.
+cp tests/serializer/testdata/*.npz "$out/npz/"
 
 # relay: the Relay programs of the tests, examples and benchmarks.
-for r in examples/mlp.relay tests/compiler/e2e/*.relay tests/python/programs.relay \
-         bench/models/treelstm.relay; do
+for r in examples/mlp.relay tests/compiler/e2e/*.relay tests/compiler/relay_text/*.relay \
+         tests/python/programs.relay bench/models/treelstm.relay; do
   cp "$r" "$out/relay/$(basename "$(dirname "$r")")_$(basename "$r")"
 done
 
