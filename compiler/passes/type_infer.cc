@@ -103,6 +103,12 @@ class Inferer {
   // Types a call expects of a function literal argument's untyped parameters, by var id
   // (InferCall), taken when the literal is typed.
   absl::flat_hash_map<uint64_t, Type> expected_params_;
+  // Let-bound function literals with untyped parameters not yet typed, by the let's var
+  // id: (the let, the literal). One is typed at its first call, its parameters taking
+  // the arguments' types (InferCall), at any other first use, or at the end of its let
+  // chain.
+  absl::flat_hash_map<uint64_t, std::pair<Expr, Expr>> pending_;
+  absl::Status InferPending(uint64_t var_id);
   int next_fresh_ = 0;
   absl::flat_hash_map<std::string, Type> subst_;
   absl::flat_hash_map<std::string, Dim> dim_subst_;
@@ -248,8 +254,18 @@ absl::StatusOr<Type> Inferer::Infer(const Expr& e) {
   return t;
 }
 
+absl::Status Inferer::InferPending(uint64_t var_id) {
+  const auto it = pending_.find(var_id);
+  if (it == pending_.end()) return absl::OkStatus();
+  const auto [let, literal] = it->second;
+  pending_.erase(it);  // a recursive use inside the literal sees the variable's type
+  DYNVM_ASSIGN_OR_RETURN(const Type value, Infer(literal));
+  return Place(Unify(var_types_[var_id], value, absl::StrCat("the value of %", let.var().name())), let);
+}
+
 absl::StatusOr<Type> Inferer::InferExpr(const Expr& e) {
   if (e.is(ExprKind::kVar)) {
+    DYNVM_RETURN_IF_ERROR(InferPending(e.var_id()));
     const auto it = var_types_.find(e.var_id());
     if (it == var_types_.end()) return Error(absl::StrCat("free variable %", e.name()));
     return it->second;
@@ -371,6 +387,21 @@ absl::StatusOr<Type> Inferer::InferCall(const Expr& e) {
     if (!out.ok()) return Error(out.status().message());
     return out;
   }
+  // A called literal with untyped parameters (one let-bound, typed at its first call,
+  // or one in place) takes their types from the arguments.
+  const Expr* literal = HasUntypedParams(callee) ? &callee : nullptr;
+  if (const auto it = callee.is(ExprKind::kVar) ? pending_.find(callee.var_id()) : pending_.end();
+      it != pending_.end()) {
+    literal = &it->second.second;
+  }
+  if (literal != nullptr && literal->params().size() == args.size()) {
+    for (size_t j = 0; j < args.size(); ++j) {
+      const Type arg = Resolve(args[j]);
+      if (!literal->params()[j].annotation() && !HasFresh(arg)) {
+        expected_params_[literal->params()[j].var_id()] = arg;
+      }
+    }
+  }
   DYNVM_ASSIGN_OR_RETURN(const Type callee_type, Infer(callee));
   Type fn = Resolve(callee_type);
   // A value of a generic function type (a generic literal, a parameter fn [A] (A) -> A)
@@ -416,10 +447,15 @@ absl::StatusOr<Type> Inferer::InferLetChain(const Expr& e) {
     const Expr& var = cur.var();
     const Type declared = var.annotation() ? *var.annotation() : SignatureOf(cur.operand());
     var_types_[var.var_id()] = declared;
+    if (!var.annotation() && HasUntypedParams(cur.operand())) {
+      pending_[var.var_id()] = {cur, cur.operand()};
+      continue;
+    }
     DYNVM_ASSIGN_OR_RETURN(const Type value, Infer(cur.operand()));
     DYNVM_RETURN_IF_ERROR(Place(Unify(declared, value, absl::StrCat("the value of %", var.name())), cur));
   }
   DYNVM_ASSIGN_OR_RETURN(const Type body, Infer(cur));
+  for (const Expr& let : chain) DYNVM_RETURN_IF_ERROR(InferPending(let.var().var_id()));
   for (const Expr& let : chain) Record(let, body);
   return body;
 }

@@ -13,7 +13,8 @@
 // (compiler/ops/op_registry.h); everything else by unification over type variables:
 // unannotated parameters of fn literals and lets get fresh variables that their uses
 // determine (a literal passed to a function is typed after the other arguments, its
-// unannotated parameters taking the types the callee expects), generic functions and constructors are instantiated afresh at each use,
+// unannotated parameters taking the types the callee expects; a let-bound literal with
+// unannotated parameters is typed at its first call, from the arguments), generic functions and constructors are instantiated afresh at each use,
 // and the branches of an if or a match are joined (a dim on which they disagree
 // becomes `?`). A def's symbolic dims are its own: at each call they are renamed and
 // bound to the caller's extents by unification, so `@double(%x)` with `@double` over

@@ -110,6 +110,18 @@ TEST(TypeInferTest, UnannotatedClosureParametersAreInferredFromUse) {
     })");
   ASSERT_TRUE(mod.ok()) << mod.status();
   EXPECT_EQ(TypeOf(mod->Function("main")->body()), "(int64, Tensor[(n), float32])");
+  // Parameters an operator needs typed: a let-bound literal is typed at its first call,
+  // from the arguments; a literal called in place likewise; recursion included.
+  mod = Infer(R"(
+    def @main(%x: Tensor[(n), float32]) {
+      let %twice = fn (%a) { multiply(%a, 2f) };
+      let %count = fn (%k, %v) { if (%k == 0i64) { %v } else { %count(%k - 1i64, nn.relu(%v)) } };
+      %0 = fn (%a, %b) { add(%a, %b) };
+      (%twice(%twice(%x)), %0(%x, %x), %count(3i64, %x))
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  EXPECT_EQ(TypeOf(mod->Function("main")->body()),
+            "(Tensor[(n), float32], Tensor[(n), float32], Tensor[(n), float32])");
 }
 
 // A function literal passed to a function takes its untyped parameters' types from the
@@ -160,9 +172,10 @@ TEST(TypeInferTest, Errors) {
               "def @main(%y: Tensor[(4), float32]) { @f(%y) }",
               "<input>:2:39: in @main: argument 0 of a call: expected Tensor[(3), float32], got "
               "Tensor[(4), float32]");
+  // A literal whose untyped parameter reaches an operator and that no call types.
   ExpectError("def @main(%x: Tensor[(3), float32]) {\n"
               "  let %g = fn (%a) { exp(%a) };\n"
-              "  %g(%x)\n"
+              "  %g\n"
               "}",
               "<input>:2:22: in @main: exp: the type of argument 0 is not known here; annotate it");
   // Recursion through an operator needs the result type declared.
