@@ -138,17 +138,24 @@ absl::StatusOr<std::string> Extract(absl::Span<const uint8_t> bytes, const Membe
                         Load<uint16_t>(bytes, m.local_offset + 28);
   if (!Fits(bytes, data, m.compressed)) return Invalid(absl::StrFormat("'%s': data runs past the file", m.name));
   const absl::Span<const uint8_t> in = bytes.subspan(data, m.compressed);
-  // Deflate expands at most 1032 to 1 (zlib's technical details): a larger claim is
-  // refused before its bytes are allocated.
+  // Every claimed size is checked against the bytes before it is allocated: a stored
+  // member is its bytes, and deflate expands at most 1032 to 1 (zlib's technical details).
+  if (m.method != 0 && m.method != 8) {
+    return Invalid(absl::StrFormat("'%s': compression method %d (numpy writes 0, stored, or 8, deflate)", m.name,
+                                   m.method));
+  }
+  if (m.method == 0 && m.compressed != m.uncompressed) {
+    return Invalid(absl::StrFormat("'%s': stored sizes disagree (%d and %d bytes)", m.name, m.compressed,
+                                   m.uncompressed));
+  }
   if (m.method == 8 && m.uncompressed > m.compressed * 1032 + 64) {
     return Invalid(absl::StrFormat("'%s' claims %d bytes from %d deflated ones, more than deflate expands to",
                                    m.name, m.uncompressed, m.compressed));
   }
   std::string out(m.uncompressed, '\0');
   if (m.method == 0) {
-    if (m.compressed != m.uncompressed) return Invalid(absl::StrFormat("'%s': stored sizes disagree", m.name));
     if (!out.empty()) std::memcpy(out.data(), in.data(), out.size());
-  } else if (m.method == 8) {
+  } else {
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return absl::InternalError("zlib: inflateInit2 failed");
     int rc = Z_OK;
@@ -171,9 +178,6 @@ absl::StatusOr<std::string> Extract(absl::Span<const uint8_t> bytes, const Membe
     if (rc != Z_STREAM_END || produced != out.size()) {
       return Invalid(absl::StrFormat("'%s': deflate data does not inflate to its %d bytes", m.name, m.uncompressed));
     }
-  } else {
-    return Invalid(absl::StrFormat("'%s': compression method %d (numpy writes 0, stored, or 8, deflate)", m.name,
-                                   m.method));
   }
   uLong crc = crc32(0L, Z_NULL, 0);
   for (uint64_t done = 0; done < out.size();) {

@@ -97,6 +97,14 @@ TEST(NpzTest, ErrorsSayWhatWasWrong) {
   const size_t entry = deflated.find("PK\x01\x02");
   deflated[entry + 24] = static_cast<char>(deflated[entry + 24] + 1);
   EXPECT_THAT(std::string(Parse(deflated).status().message()), HasSubstr("does not inflate to its"));
+  // A stored member claiming more bytes than it has: refused before any allocation (the
+  // fuzzer's find: it once allocated the claim first).
+  std::string stored_claim = Fixture("stored.npz");
+  const size_t stored_entry = stored_claim.find("PK\x01\x02");
+  const uint32_t claim = 1946157216u;
+  std::memcpy(stored_claim.data() + stored_entry + 24, &claim, 4);
+  EXPECT_THAT(std::string(Parse(stored_claim).status().message()),
+              HasSubstr("'w.npy': stored sizes disagree (136 and 1946157216 bytes)"));
   // More than deflate can expand its bytes to: refused before any allocation.
   std::string huge = Fixture("deflated.npz");
   const uint32_t big = 0xFFFFFFF0u;
