@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "objects/object.h"
 #include "objects/value.h"
@@ -136,6 +137,34 @@ inline void AppendLeaves(const Value& value, std::vector<Value>& out) {
     }
   }
 }
+// Whether `target` is `from` or reachable from it through the fields of ADTs and the
+// captured values of closures. set_field checks it, so that a reference cell's write
+// never makes a cycle, which reference counting could not free. Iterative, each object
+// visited once.
+inline bool Reaches(const Value& from, const Object* target) {
+  absl::flat_hash_set<const Object*> seen;
+  std::vector<const Value*> stack = {&from};
+  while (!stack.empty()) {
+    const Value& v = *stack.back();
+    stack.pop_back();
+    const Object* object = nullptr;
+    absl::Span<const Value> children;
+    if (const ADTObj* adt = v.As<ADTObj>()) {
+      object = adt;
+      children = adt->fields();
+    } else if (const ClosureObj* closure = v.As<ClosureObj>()) {
+      object = closure;
+      children = closure->fields();
+    } else {
+      continue;
+    }
+    if (object == target) return true;
+    if (!seen.insert(object).second) continue;
+    for (const Value& child : children) stack.push_back(&child);
+  }
+  return false;
+}
+
 inline std::vector<Value> FlattenValue(const Value& value) {
   std::vector<Value> out;
   AppendLeaves(value, out);

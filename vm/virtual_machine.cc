@@ -719,6 +719,12 @@ absl::StatusOr<Value> VirtualMachine::Run() {
       FAIL(absl::OutOfRangeError(absl::StrFormat("field %d of an adt (tag %d) with %d fields",
                                                  OPND(1), adt->tag(), adt->size())));
     }
+    if (Reaches(REG(2), adt)) {
+      FAIL(absl::InvalidArgumentError(absl::StrFormat(
+          "field %d of an adt (tag %d) would hold the adt itself: a cycle, which reference counting "
+          "cannot free",
+          OPND(1), adt->tag())));
+    }
     adt->mutable_fields()[OPND(1)] = REG(2);
     NEXT();
     DISPATCH();

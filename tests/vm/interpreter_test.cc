@@ -228,6 +228,14 @@ TEST(InterpreterTest, SetFieldWritesTheCell) {
   out = vm.Invoke("poke", {pair, Value::Int(9)});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(pair.As<ADTObj>()->fields()[1].int_value(), 9);
+  // A write that would make a cycle (the pair in its own field, or through a closure
+  // capturing it) is refused, and the pair is unchanged: nothing leaks (LeakSanitizer).
+  for (const Value& holder : {pair, Value(ClosureObj::Create(0, {Value(ADTObj::Tuple({pair}))}))}) {
+    out = vm.Invoke("poke", {pair, holder});
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(out.status().message(), HasSubstr("would hold the adt itself"));
+    EXPECT_EQ(pair.As<ADTObj>()->fields()[1].int_value(), 9);
+  }
 }
 
 // Each failure is a clear error and the same VM then runs a good call.
