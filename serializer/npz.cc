@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "serializer/internal/file_io.h"
+#include "serializer/internal/little_endian.h"
 #include "serializer/npy.h"
 
 namespace dynvm::serializer {
@@ -33,12 +34,10 @@ absl::Status Invalid(std::string_view what) {
   return absl::InvalidArgumentError(absl::StrFormat("not a readable .npz: %s", what));
 }
 
-// Little-endian reads at `at`, which the caller has checked lie inside `bytes`.
+// The little-endian T at `at`, which the caller has checked lies inside `bytes`.
 template <typename T>
 T Load(absl::Span<const uint8_t> bytes, uint64_t at) {
-  T v;
-  std::memcpy(&v, bytes.data() + at, sizeof(T));
-  return v;
+  return internal::LoadLittleEndian<T>(bytes.data() + at);
 }
 
 bool Fits(absl::Span<const uint8_t> bytes, uint64_t at, uint64_t size) {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "serializer/internal/little_endian.h"
 
 namespace dynvm::serializer::internal {
 namespace {
@@ -19,18 +20,6 @@ constexpr size_t kMetadataSizeAt = 24;
 constexpr size_t kWeightsOffsetAt = 32;
 constexpr size_t kWeightsSizeAt = 40;
 static_assert(kWeightsSizeAt + 8 + 16 == kHeaderSize, "16 reserved bytes end the header");
-
-template <typename T>
-void StoreLittleEndian(T value, uint8_t* out) {
-  for (size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-template <typename T>
-T LoadLittleEndian(const uint8_t* in) {
-  T value = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(in[i]) << (8 * i);
-  return value;
-}
 
 }  // namespace
 
