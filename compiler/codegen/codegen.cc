@@ -434,7 +434,6 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       r = NewRegister();
       Emit(Opcode::kAllocADT, {r, e.tag()});
       break;
-    case ExprKind::kOp: return Unsupported(absl::StrCat("operator ", e.name(), " used as a function value"), e);
     default: return Unsupported("this expression", e);
   }
   registers_[e.identity()] = r;
