@@ -9,7 +9,7 @@
 // `meta[relay.Constant][i]` in the text is the i-th tensor of the --const files (paths
 // relative to the current directory; an .npz gives its arrays: arr_0, arr_1, ... in
 // that order, then keyword arrays as stored), or of the text's #[metadata] section; an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
-// named pass (parsed, typed, folded, simplified, cse, combined, dce, fused) or after every
+// named pass (parsed, typed, lifted, folded, simplified, cse, combined, dce, fused) or after every
 // pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
 // @main's dataflow as the last pass left it; --stats prints what memory planning and
 // register allocation did to stderr; --target-cpu chooses the CPU the fused groups are

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/function_code.h"
 #include "compiler/codegen/memory_plan.h"
 #include "compiler/codegen/register_alloc.h"
-#include "compiler/ir/free_vars.h"
 #include "objects/string_object.h"
 #include "vm/bytecode.h"
 
@@ -65,30 +65,28 @@ absl::Status NameResults(const std::vector<std::string>& names, vm::Function& f)
 
 class ModuleGen;
 
-// A closure's own variable, when the closure is bound by a let and calls itself:
-// `let %f = fn (...) { ... %f(...) ... }`. Its code calls itself directly.
-struct SelfReference {
-  uintptr_t var = 0;          // identity of %f; 0 for none
-  uint32_t function = 0;      // the closure code's function index
-  uint32_t num_captured = 0;  // its captured values: registers 0..num_captured-1
-};
-
 class FunctionGen {
  public:
-  FunctionGen(ModuleGen& module, std::string name, SelfReference self = {})
-      : module_(module), name_(std::move(name)), self_(self) {}
+  FunctionGen(ModuleGen& module, std::string name) : module_(module), name_(std::move(name)) {}
 
-  // The function `fn`; for a closure's code, `captured` are its free variables, which
-  // arrive before the parameters (the VM passes a closure's captured values first).
-  absl::StatusOr<vm::Function> Run(const Expr& fn, const std::vector<Expr>& captured = {});
+  // The global function `fn`. A closure's code (lambda_lift.h) takes the captured values,
+  // then its literal's parameters (the VM passes a closure's captured values first).
+  absl::StatusOr<vm::Function> Run(const Expr& fn);
 
  private:
   // What is in registers at a point of the code. A branch starts from the state before
   // it and leaves it as it was: the other branch and the code after must not find values
   // in registers that were never written on their path.
+  // A closure known to be made of a closure's code: `let %f = @main.fn0(%x)`. It is
+  // allocated only where used as a value; a call of it is a direct call of the code.
+  struct KnownClosure {
+    uint32_t function;
+    std::vector<int64_t> captured;  // registers
+  };
   struct Bound {
     absl::flat_hash_map<uintptr_t, uint32_t> values;
     absl::flat_hash_map<std::string, uint32_t> dims;  // Dim::ToString() -> its value
+    absl::flat_hash_map<uintptr_t, KnownClosure> closures;  // by the let variable's identity
   };
 
   uint32_t NewRegister() { return next_register_++; }
@@ -115,18 +113,10 @@ class FunctionGen {
   absl::StatusOr<std::vector<int64_t>> GenArgs(const Expr& call);
   absl::StatusOr<uint32_t> GenOpCall(const Expr& call, std::vector<uint32_t> args);
   absl::StatusOr<uint32_t> GenIf(const Expr& e);
-  // A function literal: its code as a function of its own, and a closure of the values
-  // it captures.
-  absl::StatusOr<uint32_t> GenClosure(const Expr& fn, const Expr* bound_to = nullptr);
-  // The value of a let-bound closure's own variable inside its code: a closure of the
-  // same code and captured values.
-  uint32_t GenSelfClosure();
-  // A call of the closure's own variable: a direct (tail) call of its code.
-  bool IsSelfCall(const Expr& e) const {
-    return self_.var != 0 && e.is(ExprKind::kCall) && e.callee().is(ExprKind::kVar) &&
-           e.callee().identity() == self_.var;
-  }
-  absl::StatusOr<std::vector<int64_t>> GenSelfCallArgs(const Expr& call);
+  // A call of a global function that is not a closure's code, or of a known closure:
+  // the function to invoke directly and its arguments (a closure's captured values
+  // first); nullopt for any other call.
+  absl::StatusOr<std::optional<std::pair<uint32_t, std::vector<int64_t>>>> DirectCall(const Expr& call);
   // Binds the symbols in the dims of tensor type `t` to the extents of the tensor in
   // `reg` (a parameter's or captured value's), for shape lowering.
   void BindSymbols(const Type& t, uint32_t reg);
@@ -158,7 +148,6 @@ class FunctionGen {
 
   ModuleGen& module_;
   std::string name_;
-  SelfReference self_;
   uint32_t next_register_ = 0;
   std::vector<Instruction> code_;
   std::vector<uint32_t> sources_;  // per instruction of code_ (FunctionCode::sources)
@@ -190,11 +179,8 @@ class ModuleGen {
     spec_.kernels.push_back({name, attrs, inputs, outputs});
     return static_cast<uint32_t>(spec_.kernels.size() - 1);
   }
-  // Generates a function literal's code as a new function (after the module's own) and
-  // returns its index.
-  // `bound_to` is the variable a let binds the closure to, for a closure calling itself.
-  absl::StatusOr<uint32_t> AddClosureCode(const std::string& enclosing, const Expr& fn,
-                                          const std::vector<Expr>& captured, const Expr* bound_to);
+  // Whether @`name` is a closure's code (lambda_lift.h).
+  bool IsClosureCode(const std::string& name) const { return closure_code_.contains(name); }
   // The bytecode passes, then the encoding.
   absl::StatusOr<std::vector<uint32_t>> Finish(FunctionCode& code, std::vector<vm::SourceEntry>& source_map) {
     if (options_.plan_memory) stats_.memory += PlanMemory(code);
@@ -229,17 +215,18 @@ class ModuleGen {
   const CodegenOptions& options_;
   CodegenStats stats_;
   vm::ExecutableSpec spec_;
-  std::vector<vm::Function> closures_;  // placed after the module's functions
   absl::flat_hash_map<std::string, uint32_t> function_index_;
+  absl::flat_hash_set<std::string> closure_code_;
   absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
   absl::flat_hash_map<std::string, uint32_t> source_index_;
 };
 
-absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& fn, const std::vector<Expr>& captured) {
+absl::StatusOr<vm::Function> FunctionGen::Run(const Expr& def) {
   vm::Function out;
   out.name = name_;
-  std::vector<Expr> params = captured;
-  params.insert(params.end(), fn.params().begin(), fn.params().end());
+  std::vector<Expr> params = def.params();
+  const Expr& fn = IsClosureCode(def) ? def.body() : def;
+  if (&fn != &def) params.insert(params.end(), fn.params().begin(), fn.params().end());
   for (const Expr& p : params) {
     registers_[p.identity()] = NewRegister();
     out.params.push_back(SpecOf(p.name(), TypeOf(p)));
@@ -330,21 +317,24 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
   }
   uint32_t r = 0;
   switch (e.kind()) {
-    case ExprKind::kVar:
-      if (e.identity() != self_.var) {
+    case ExprKind::kVar: {
+      const auto known = bound_.closures.find(e.identity());
+      if (known == bound_.closures.end()) {
         return absl::InternalError(absl::StrCat("in @", name_, ": unbound variable %", e.name()));
       }
-      r = GenSelfClosure();
+      r = NewRegister();
+      Emit(Opcode::kAllocClosure, {r, known->second.function}, known->second.captured);
       break;
+    }
     case ExprKind::kConstant:
       r = NewRegister();
       Emit(Opcode::kLoadConst, {r, module_.Constant(e.value())});
       break;
     case ExprKind::kCall: {
-      if (IsSelfCall(e)) {
-        DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenSelfCallArgs(e));
+      DYNVM_ASSIGN_OR_RETURN(auto direct, DirectCall(e));
+      if (direct) {
         r = NewRegister();
-        Emit(Opcode::kInvoke, {r, self_.function}, std::move(args));
+        Emit(Opcode::kInvoke, {r, direct->first}, std::move(direct->second));
         break;
       }
       DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(e));
@@ -381,10 +371,10 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
         absl::StatusOr<uint32_t> result = GenOpCall(e, std::move(tensors));
         source_ = enclosing;
         DYNVM_ASSIGN_OR_RETURN(r, std::move(result));
-      } else if (callee.is(ExprKind::kGlobalVar)) {
+      } else if (callee.is(ExprKind::kGlobalVar)) {  // a closure's code: the call makes the closure
         DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(callee.name()));
         r = NewRegister();
-        Emit(Opcode::kInvoke, {r, index}, std::move(args));
+        Emit(Opcode::kAllocClosure, {r, index}, std::move(args));
       } else if (callee.is(ExprKind::kConstructor)) {
         r = NewRegister();
         Emit(Opcode::kAllocADT, {r, callee.tag()}, std::move(args));
@@ -415,15 +405,17 @@ absl::StatusOr<uint32_t> FunctionGen::Gen(const Expr& e) {
       DYNVM_ASSIGN_OR_RETURN(r, GenIf(e));
       break;
     }
-    case ExprKind::kFunction: {
-      DYNVM_ASSIGN_OR_RETURN(r, GenClosure(e));
-      break;
-    }
+    case ExprKind::kFunction:
+      return absl::InternalError(
+          absl::StrCat("in @", name_, ": a function literal reached code generation (run lambda lifting first)"));
     case ExprKind::kMatch: {
       DYNVM_ASSIGN_OR_RETURN(r, GenMatch(e, /*tail=*/false));
       break;
     }
     case ExprKind::kGlobalVar: {  // a global used as a value: a closure capturing nothing
+      if (module_.IsClosureCode(e.name())) {
+        return absl::InternalError(absl::StrCat("in @", name_, ": closure code @", e.name(), " used as a value"));
+      }
       DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(e.name()));
       r = NewRegister();
       Emit(Opcode::kAllocClosure, {r, index});
@@ -449,35 +441,31 @@ absl::StatusOr<std::vector<int64_t>> FunctionGen::GenArgs(const Expr& call) {
   return args;
 }
 
-absl::StatusOr<std::vector<int64_t>> FunctionGen::GenSelfCallArgs(const Expr& call) {
-  std::vector<int64_t> args;
-  for (uint32_t i = 0; i < self_.num_captured; ++i) args.push_back(i);
-  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> rest, GenArgs(call));
-  args.insert(args.end(), rest.begin(), rest.end());
-  return args;
-}
-
-uint32_t FunctionGen::GenSelfClosure() {
-  std::vector<int64_t> captured;
-  for (uint32_t i = 0; i < self_.num_captured; ++i) captured.push_back(i);
-  const uint32_t r = NewRegister();
-  Emit(Opcode::kAllocClosure, {r, self_.function}, std::move(captured));
-  return r;
+absl::StatusOr<std::optional<std::pair<uint32_t, std::vector<int64_t>>>> FunctionGen::DirectCall(
+    const Expr& call) {
+  const Expr& callee = call.callee();
+  std::pair<uint32_t, std::vector<int64_t>> direct;
+  if (callee.is(ExprKind::kGlobalVar) && !module_.IsClosureCode(callee.name())) {
+    DYNVM_ASSIGN_OR_RETURN(direct.first, module_.FunctionIndex(callee.name()));
+  } else if (const auto known = bound_.closures.find(callee.identity());
+             callee.is(ExprKind::kVar) && known != bound_.closures.end()) {
+    direct = {known->second.function, known->second.captured};
+  } else {
+    return std::nullopt;
+  }
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<int64_t> args, GenArgs(call));
+  direct.second.insert(direct.second.end(), args.begin(), args.end());
+  return direct;
 }
 
 absl::Status FunctionGen::GenTail(const Expr& e) {
   DYNVM_ASSIGN_OR_RETURN(const Expr cur, GenLets(e));
-  if (IsSelfCall(cur) && !registers_.contains(cur.identity())) {
-    DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenSelfCallArgs(cur));
-    Emit(Opcode::kTailInvoke, {self_.function}, std::move(args));
-    return absl::OkStatus();
-  }
-  if (cur.is(ExprKind::kCall) && cur.callee().is(ExprKind::kGlobalVar) &&
-      !registers_.contains(cur.identity())) {
-    DYNVM_ASSIGN_OR_RETURN(std::vector<int64_t> args, GenArgs(cur));
-    DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.FunctionIndex(cur.callee().name()));
-    Emit(Opcode::kTailInvoke, {index}, std::move(args));
-    return absl::OkStatus();
+  if (cur.is(ExprKind::kCall) && !registers_.contains(cur.identity())) {
+    DYNVM_ASSIGN_OR_RETURN(auto direct, DirectCall(cur));
+    if (direct) {
+      Emit(Opcode::kTailInvoke, {direct->first}, std::move(direct->second));
+      return absl::OkStatus();
+    }
   }
   if (cur.is(ExprKind::kMatch) && !registers_.contains(cur.identity())) {
     return GenMatch(cur, /*tail=*/true).status();
@@ -505,13 +493,15 @@ absl::StatusOr<Expr> FunctionGen::GenLets(const Expr& e) {
   Expr cur = e;
   for (; cur.is(ExprKind::kLet); cur = cur.body()) {
     const Expr& value = cur.operand();
-    uint32_t r = 0;
-    if (value.is(ExprKind::kFunction) && !registers_.contains(value.identity())) {
-      DYNVM_ASSIGN_OR_RETURN(r, GenClosure(value, &cur.var()));
-      registers_[value.identity()] = r;
-    } else {
-      DYNVM_ASSIGN_OR_RETURN(r, Gen(value));
+    if (value.is(ExprKind::kCall) && value.callee().is(ExprKind::kGlobalVar) &&
+        module_.IsClosureCode(value.callee().name()) && !registers_.contains(value.identity())) {
+      KnownClosure known;
+      DYNVM_ASSIGN_OR_RETURN(known.function, module_.FunctionIndex(value.callee().name()));
+      DYNVM_ASSIGN_OR_RETURN(known.captured, GenArgs(value));
+      bound_.closures[cur.var().identity()] = std::move(known);
+      continue;
     }
+    DYNVM_ASSIGN_OR_RETURN(const uint32_t r, Gen(value));
     registers_[cur.var().identity()] = r;
   }
   return cur;
@@ -643,25 +633,6 @@ absl::StatusOr<uint32_t> FunctionGen::GenOpCall(const Expr& call, std::vector<ui
   const uint32_t tuple = NewRegister();
   Emit(Opcode::kAllocADT, {tuple, 0}, {results.begin(), results.end()});
   return tuple;
-}
-
-absl::StatusOr<uint32_t> FunctionGen::GenClosure(const Expr& fn, const Expr* bound_to) {
-  DYNVM_ASSIGN_OR_RETURN(std::vector<Expr> captured, FreeVars(fn));
-  if (bound_to != nullptr) {
-    std::erase_if(captured, [&](const Expr& v) { return v.identity() == bound_to->identity(); });
-  }
-  std::vector<int64_t> values;
-  for (const Expr& v : captured) {
-    if (!registers_.contains(v.identity()) && v.identity() != self_.var) {
-      return Unsupported(absl::StrCat("a closure that captures %", v.name(), " before it is bound"), fn);
-    }
-    DYNVM_ASSIGN_OR_RETURN(const uint32_t value, Gen(v));
-    values.push_back(value);
-  }
-  DYNVM_ASSIGN_OR_RETURN(const uint32_t index, module_.AddClosureCode(name_, fn, captured, bound_to));
-  const uint32_t r = NewRegister();
-  Emit(Opcode::kAllocClosure, {r, index}, std::move(values));
-  return r;
 }
 
 // A clause still in the running at a node of the decision tree: the tests left (a value
@@ -866,24 +837,11 @@ absl::StatusOr<uint32_t> FunctionGen::GenIf(const Expr& e) {
   return result;
 }
 
-absl::StatusOr<uint32_t> ModuleGen::AddClosureCode(const std::string& enclosing, const Expr& fn,
-                                                  const std::vector<Expr>& captured,
-                                                  const Expr* bound_to) {
-  const uint32_t index = static_cast<uint32_t>(function_index_.size() + closures_.size());
-  const std::string name = absl::StrCat(enclosing, "$closure", closures_.size());
-  closures_.emplace_back();  // reserve the index; nested closures come after
-  const size_t slot = closures_.size() - 1;
-  const SelfReference self{bound_to != nullptr ? bound_to->identity() : 0, index,
-                           static_cast<uint32_t>(captured.size())};
-  DYNVM_ASSIGN_OR_RETURN(vm::Function code, FunctionGen(*this, name, self).Run(fn, captured));
-  closures_[slot] = std::move(code);
-  return index;
-}
-
 absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
   spec_.producer = "dynvm compiler";
   for (const std::string& name : module_.function_names()) {
     function_index_[name] = static_cast<uint32_t>(function_index_.size());
+    if (compiler::IsClosureCode(*module_.Function(name))) closure_code_.insert(name);
   }
   for (const std::string& name : module_.function_names()) {
     const Expr fn = *module_.Function(name);
@@ -891,7 +849,6 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
     DYNVM_RETURN_IF_ERROR(NameResults(module_.ResultNames(name), f));
     spec_.functions.push_back(std::move(f));
   }
-  for (vm::Function& f : closures_) spec_.functions.push_back(std::move(f));
   return std::move(spec_);
 }
 

@@ -2,14 +2,14 @@
 // ExecutableSpec of the runtime (vm/executable.h), which the serializer writes as
 // exe.fbs.
 //
-//   DYNVM_ASSIGN_OR_RETURN(Module typed, InferTypes(parsed));
-//   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(typed));
+//   DYNVM_ASSIGN_OR_RETURN(Module typed, LiftLambdas(*InferTypes(parsed)));
+//   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, GenerateBytecode(*ToANormalForm(typed)));
 //
 // Covered: global functions of tensors and tuples, lets, operator calls, calls of
-// globals, tuples and projections, if, constants, closures (a function literal becomes a
-// function of its own, `<enclosing>$closure<i>`, taking the values it captures before
-// its parameters; the literal allocates a closure of them; a let-bound closure that
-// calls itself calls its code directly, a tail call in tail position), constructors
+// globals, tuples and projections, if, constants, closures (function literals were
+// lifted to globals before, passes/lambda_lift.h: a call of a closure's code allocates
+// the closure; a let-bound closure of known code is allocated only where used as a
+// value, and calls of it call the code directly, a tail call in tail position), constructors
 // (alloc_adt with the constructor's tag) and match (each clause's pattern tested with
 // get_tag/get_field in order, a fatal error when none matches). Calls of globals in tail
 // position are tail calls: a loop written as recursion runs in one frame.

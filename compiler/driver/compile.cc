@@ -13,6 +13,7 @@
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_constant.h"
 #include "compiler/passes/fuse_ops.h"
+#include "compiler/passes/lambda_lift.h"
 #include "compiler/passes/pack_dense.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/type_infer.h"
@@ -55,6 +56,7 @@ struct Pass {
 
 constexpr Pass kPasses[] = {
     {"typed", 0, InferTypes},
+    {"lifted", 0, LiftLambdas},  // before the rest: they see only global functions
     {"folded", 1, FoldConstants},
     {"simplified", 2, SimplifyAlgebra},
     {"cse", 2, EliminateCommonSubexpressions},

@@ -5,7 +5,8 @@
 //   options.after_pass = [](std::string_view pass, const Module& m) { ... };  // --dump-ir
 //   DYNVM_ASSIGN_OR_RETURN(vm::ExecutableSpec spec, CompileModule(parsed, options));
 //
-// Passes, in order (docs/compiler.md): "typed" (type inference, always), "folded"
+// Passes, in order (docs/compiler.md): "typed" (type inference, always), "lifted"
+// (function literals become global functions, always), "folded"
 // (constant folding, opt_level >= 1), "simplified", "cse", "combined" (parallel dense
 // layers) and "dce" (>= 2), "fused" (operator fusion, >= 1 unless `fuse` is false),
 // "anf" (A-normal form, always), then code generation, with memory planning and

@@ -264,6 +264,14 @@ Pattern Pattern::Tuple(std::vector<Pattern> fields) {
   return Pattern(PatternKind::kTuple, Expr(), std::move(fields));
 }
 
+bool IsClosureCode(const Expr& fn) {
+  if (!fn.is(ExprKind::kFunction)) return false;
+  const auto it = fn.attrs().find(kClosureCodeAttr);
+  if (it == fn.attrs().end()) return false;
+  const auto* value = std::get_if<int64_t>(&it->second);
+  return value != nullptr && *value != 0 && fn.body().is(ExprKind::kFunction);
+}
+
 bool IsAtom(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::kVar:

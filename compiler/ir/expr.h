@@ -191,6 +191,12 @@ struct Clause {
 // constructor (an atom of A-normal form; what the printer never binds to %N).
 bool IsAtom(const Expr& e);
 
+// A global function marked Closure=1 (by lambda lifting, passes/lambda_lift.h) is a
+// closure's code: its parameters are the values the closure captures and its body is a
+// function literal over them; a call of it makes the closure.
+inline constexpr std::string_view kClosureCodeAttr = "Closure";
+bool IsClosureCode(const Expr& fn);
+
 // Calls `f` on each expression `e` is made of, in evaluation order: a call's callee then
 // its arguments; a tuple's fields; a projection's tuple; a let's value then its body; an
 // if's condition then its branches; a function's body; a match's data then its clauses'

@@ -96,6 +96,11 @@ Token Lexer::Next() {
     }
     token.kind = c == '%' ? TokenKind::kLocal : TokenKind::kGlobal;
     token.text = std::string(TakeName(/*dots=*/false));
+    // A global's name may have dotted parts, each a name (TVM's CNAME: @main.fn0).
+    while (c == '@' && Peek() == '.' && IsNameStart(Peek(1))) {
+      Advance();
+      absl::StrAppend(&token.text, ".", std::string(TakeName(/*dots=*/false)));
+    }
     return token;
   }
   if (IsNameStart(c)) {

@@ -12,6 +12,7 @@
 #include "compiler/frontend/relay_text/parser.h"
 #include "compiler/frontend/relay_text/printer.h"
 #include "compiler/ir/rewrite.h"
+#include "compiler/passes/lambda_lift.h"
 #include "compiler/passes/type_infer.h"
 #include "gtest/gtest.h"
 #include "kernels/api.h"
@@ -270,13 +271,16 @@ TEST(AnfTest, DeepChains) {
   EXPECT_TRUE(again->same_as(*lets));
 }
 
-// Compiles a typed module in A-normal form and loads it as vm_run would.
+// Compiles a typed module, its literals lifted, in A-normal form and loads it as vm_run
+// would.
 absl::StatusOr<std::shared_ptr<const vm::Executable>> CompileAnf(std::string_view text) {
   absl::StatusOr<Module> mod = ParseModule(text);
   if (!mod.ok()) return mod.status();
   absl::StatusOr<Module> typed = InferTypes(*mod);
   if (!typed.ok()) return typed.status();
-  absl::StatusOr<Module> anf = ToANormalForm(*typed);
+  absl::StatusOr<Module> lifted = LiftLambdas(*typed);
+  if (!lifted.ok()) return lifted.status();
+  absl::StatusOr<Module> anf = ToANormalForm(*lifted);
   if (!anf.ok()) return anf.status();
   absl::StatusOr<vm::ExecutableSpec> spec = GenerateBytecode(*anf);
   if (!spec.ok()) return spec.status();

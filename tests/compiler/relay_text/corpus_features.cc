@@ -894,6 +894,7 @@ std::vector<Case> FeatureCases() {
       {"reductions.relay", Reductions},
       {"elementwise_ops.relay", ElementwiseOps},
       {"tail_loop.relay", TailLoop},
+      {"closure_loop.relay", TailLoop},
       {"references.relay", References},
       {"generic_closures.relay", GenericClosures},
   };

@@ -10,7 +10,8 @@
 //   the printed program runs the same;
 // - the directory is listed, so a program without a run case fails the suite.
 //
-// And a tail-recursive loop runs 100,000 steps in the space it runs 1,000 in: the same
+// And a tail-recursive loop (a global, and a let-bound closure) runs 100,000 steps in
+// the space it runs 1,000 in: the same
 // register stack, the same peak of tensor memory, within a frame-depth limit of 4, and
 // no more operator new calls than 1,000 steps make; the same measures see a loop that
 // is not a tail call grow.
@@ -190,25 +191,31 @@ Footprint RunLoop(const std::shared_ptr<const vm::Executable>& exe, int64_t n, u
   return f;
 }
 
-class TailLoopTest : public ::testing::TestWithParam<Pipeline> {};
+class TailLoopTest : public ::testing::TestWithParam<Pipeline> {
+ protected:
+  // `file` at 1,000 and at 100,000 steps with frames limited to 4 deep (main and the
+  // loop need 2: a loop that kept its frames would fail at the fifth step).
+  void ExpectConstantMemory(const std::string& file) {
+    const std::shared_ptr<const vm::Executable> exe = Compile(ReadCorpusFile(file), file, {}, GetParam());
+    ASSERT_NE(exe, nullptr);
+    RunLoop(exe, 10, 4);  // warms the object caches of this thread
+    const Footprint small = RunLoop(exe, 1000, 4);
+    const Footprint large = RunLoop(exe, 100000, 4);
+    EXPECT_EQ(large.registers, small.registers);
+    EXPECT_EQ(large.peak_tensor_bytes, small.peak_tensor_bytes);
+    EXPECT_LE(large.peak_tensor_bytes, 1024);  // a few 16-byte tensors in 64-byte classes
+    EXPECT_EQ(large.live_tensor_bytes, 0);
+    EXPECT_EQ(small.live_tensor_bytes, 0);
+    // Every step's objects come back from the caches: 99,000 more steps, no more calls.
+    EXPECT_EQ(large.heap_allocations, small.heap_allocations);
+  }
+};
 
-// tail_loop.relay at 1,000 and at 100,000 steps with frames limited to 4 deep (main and
-// @loop need 2: a loop that kept its frames would fail at the fifth step).
-TEST_P(TailLoopTest, RunsInConstantMemory) {
-  const std::shared_ptr<const vm::Executable> exe =
-      Compile(ReadCorpusFile("tail_loop.relay"), "tail_loop.relay", {}, GetParam());
-  ASSERT_NE(exe, nullptr);
-  RunLoop(exe, 10, 4);  // warms the object caches of this thread
-  const Footprint small = RunLoop(exe, 1000, 4);
-  const Footprint large = RunLoop(exe, 100000, 4);
-  EXPECT_EQ(large.registers, small.registers);
-  EXPECT_EQ(large.peak_tensor_bytes, small.peak_tensor_bytes);
-  EXPECT_LE(large.peak_tensor_bytes, 1024);  // a few 16-byte tensors in 64-byte classes
-  EXPECT_EQ(large.live_tensor_bytes, 0);
-  EXPECT_EQ(small.live_tensor_bytes, 0);
-  // Every step's objects come back from the caches: 99,000 more steps, no more calls.
-  EXPECT_EQ(large.heap_allocations, small.heap_allocations);
-}
+// A global calling itself in tail position.
+TEST_P(TailLoopTest, RunsInConstantMemory) { ExpectConstantMemory("tail_loop.relay"); }
+
+// A let-bound closure calling itself in tail position: after lambda lifting, a global.
+TEST_P(TailLoopTest, ClosureLoopRunsInConstantMemory) { ExpectConstantMemory("closure_loop.relay"); }
 
 // The same measures see a loop that is not a tail call grow: its frames stack up.
 TEST_P(TailLoopTest, TheMeasureSeesANonTailLoopGrow) {
