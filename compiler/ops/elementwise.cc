@@ -77,6 +77,24 @@ absl::StatusOr<Type> LogicalRel(const OpCall& call) {
   return Broadcast2(call, std::nullopt);
 }
 
+// Relay's nn.bias_add: data [..., c (at axis), ...] + bias [c] -> data's type.
+absl::StatusOr<Type> BiasAddRel(const OpCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const Type data, TensorArg(call, 0, "data", kArithmetic));
+  const DType dtype[] = {data.dtype()};
+  DYNVM_ASSIGN_OR_RETURN(const Type bias, TensorArg(call, 1, "bias", dtype));
+  DYNVM_RETURN_IF_ERROR(CheckKernelAttrs(call));
+  DYNVM_ASSIGN_OR_RETURN(const int64_t attr, IntAttr(call, "axis", 1));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(call, attr, data.rank()));
+  if (bias.rank() != 1 || !MayEqual(bias.shape()[0], data.shape()[axis])) {
+    return OpError(call, absl::StrFormat("bias has shape %s, expected [%s] (data %s, axis %d)",
+                                         ShapeText(bias.shape()), data.shape()[axis].ToString(),
+                                         ShapeText(data.shape()), attr));
+  }
+  std::vector<Dim> shape = data.shape();
+  shape[axis] = Unify(shape[axis], bias.shape()[0]);
+  return Type::Tensor(data.dtype(), std::move(shape));
+}
+
 absl::StatusOr<Type> WhereRel(const OpCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const Type cond, TensorArg(call, 0, "condition", kBool));
   const Type values[] = {call.args[1], call.args[2]};
@@ -117,6 +135,7 @@ constexpr OpDef kOps[] = {
     {"greater", 2, 2, CompareRel},            {"greater_equal", 2, 2, CompareRel},
     {"logical_and", 2, 2, LogicalRel},        {"logical_or", 2, 2, LogicalRel},
     {"logical_xor", 2, 2, LogicalRel},        {"where", 3, 3, WhereRel},
+    {"nn.bias_add", 2, 2, BiasAddRel},
     {"fused_elementwise", 1, -1, FusedElementwiseRel},
 };
 

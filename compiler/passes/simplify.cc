@@ -142,6 +142,37 @@ std::optional<Expr> ErfOfScaled(const Expr& e) {
   return std::nullopt;
 }
 
+// [bias-add]: nn.bias_add(x, b, axis) is add(x, b) when the axis is x's last, else
+// add(x, reshape(b, newshape=[-1, 1, ...])) with one 1 per axis after it: operators
+// fusion knows (a dense layer's bias joins its epilogue).
+std::optional<Expr> BiasAdd(const Expr& e) {
+  if (!IsOp(e, "nn.bias_add") || e.args().size() != 2) return std::nullopt;
+  const std::optional<Type>& data = e.args()[0].checked_type();
+  const std::optional<Type>& bias = e.args()[1].checked_type();
+  if (!data || !bias || !data->is_tensor() || !bias->is_tensor() || bias->rank() != 1) return std::nullopt;
+  int64_t axis = 1;
+  if (const auto it = e.attrs().find("axis"); it != e.attrs().end()) {
+    const auto* value = std::get_if<int64_t>(&it->second);
+    if (value == nullptr) return std::nullopt;
+    axis = *value;
+  }
+  const int64_t rank = data->rank();
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  Expr b = e.args()[1];
+  if (axis != rank - 1) {
+    std::vector<int64_t> newshape = {-1};
+    std::vector<Dim> shape = {bias->shape()[0]};
+    for (int64_t i = axis + 1; i < rank; ++i) {
+      newshape.push_back(1);
+      shape.push_back(Dim(1));
+    }
+    b = Expr::Call(Expr::Op("reshape"), {b}, {{"newshape", newshape}}, e.source())
+            .WithType(Type::Tensor(bias->dtype(), std::move(shape)));
+  }
+  return Expr::Call(Expr::Op("add"), {e.args()[0], b}, {}, e.source());
+}
+
 // [gelu]: x * (erf(x / sqrt(2)) + 1) * 0.5, with 0.5 applied to x or to the product and
 // the commutative operands in either order, becomes gelu(x) (erf form). Fusion can then
 // put it in a dense layer's epilogue.
@@ -313,6 +344,7 @@ Expr Simplify(const Expr& e) {
     attrs["axes"] = composed;
     return Expr::Call(e.callee(), {inner.args()[0]}, std::move(attrs), e.source());
   }
+  if (std::optional<Expr> add = BiasAdd(e)) return *add;
   // [arith-identity]
   const bool zero_right = IsOp(e, "add") || IsOp(e, "subtract");
   const bool one_right = IsOp(e, "multiply") || IsOp(e, "divide");

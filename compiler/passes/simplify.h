@@ -6,6 +6,8 @@
 //   [reshape-identity]   reshape(x, ...) -> x when both types are the same static shape
 //   [transpose-chain]    transpose(transpose(x, p), q) -> transpose(x, p[q]), or x when
 //                        that is the identity permutation
+//   [bias-add]           nn.bias_add(x, b, axis) -> add(x, b) for x's last axis, else
+//                        add(x, reshape(b, newshape=[-1, 1, ...])): operators fusion knows
 //   [arith-identity]     add(x, 0), subtract(x, 0), multiply(x, 1), divide(x, 1) -> x
 //                        for a scalar constant, when x already has the result's type
 //   [layer-norm]         d = x - mean(x); d / sqrt(mean(d^2) + eps) * gamma + beta ->

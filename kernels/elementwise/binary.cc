@@ -9,6 +9,9 @@
 //   logical      logical_and, logical_or, logical_xor: bool inputs and output
 //   shifts       left_shift, right_shift: integers (u8-u64, i8-i64), a << b and a >> b
 //   where        where(cond, x, y): cond bool, x and y of any one dtype, output theirs
+//   bias_add     nn.bias_add(data, bias, axis=1) (Relay's): data + bias, bias a vector
+//                of data's extent on `axis` (negative counts from the end), added
+//                along it; add's dtypes, output data's shape
 //
 // The output shape is the broadcast of the inputs'. Integer arithmetic never traps:
 // add, subtract and multiply wrap (two's complement), x / 0 == x % 0 == 0 and
@@ -296,6 +299,61 @@ absl::Status WhereKernel(const KernelCall& call) {
   return absl::OkStatus();
 }
 
+struct BiasAddState {
+  int64_t axis;
+};
+
+absl::StatusOr<std::shared_ptr<const void>> BindBiasAdd(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"axis"}));
+  BiasAddState state;
+  DYNVM_ASSIGN_OR_RETURN(state.axis, GetIntAttr(attrs, "axis", 1));
+  return std::make_shared<const BiasAddState>(state);
+}
+
+// The shape bias broadcasts as: data's rank, bias's extent at the axis, 1 elsewhere.
+absl::StatusOr<Shape> BiasShape(const BiasAddState& state, const NDArrayObj& data, const NDArrayObj& bias) {
+  constexpr char kName[] = "nn.bias_add";
+  if (data.dtype() != bias.dtype()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: data is %s but bias is %s, expected one dtype", kName,
+                                                      DTypeName(data.dtype()), DTypeName(bias.dtype())));
+  }
+  DYNVM_RETURN_IF_ERROR(elementwise::CheckDTypeIn(kName, "data", data, Add::kDTypes));
+  DYNVM_ASSIGN_OR_RETURN(const int axis, internal::NormalizeAxis(kName, state.axis, data.ndim()));
+  if (bias.ndim() != 1 || bias.shape()[0] != data.shape()[axis]) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: bias has shape %s, expected [%d] (data %s, axis %d)",
+                                                      kName, ShapeToString(bias.shape()), data.shape()[axis],
+                                                      ShapeToString(data.shape()), state.axis));
+  }
+  Shape shape(data.ndim(), 1);
+  shape[axis] = bias.shape()[0];
+  return shape;
+}
+
+absl::Status BiasAddShapeFn(const ShapeCall& call) {
+  const auto& state = *static_cast<const BiasAddState*>(call.state);
+  DYNVM_RETURN_IF_ERROR(BiasShape(state, *call.inputs[0], *call.inputs[1]).status());
+  call.output_shapes[0] = call.inputs[0]->shape();
+  return absl::OkStatus();
+}
+
+absl::Status BiasAddKernel(const KernelCall& call) {
+  const auto& state = *static_cast<const BiasAddState*>(call.state);
+  const NDArrayObj& data = *call.args[0];
+  const NDArrayObj& bias = *call.args[1];
+  const NDArrayObj& out = *call.args[2];
+  DYNVM_ASSIGN_OR_RETURN(const Shape bias_shape, BiasShape(state, data, bias));
+  DYNVM_RETURN_IF_ERROR(internal::CheckOutput("nn.bias_add", out, data.dtype(), data.shape()));
+  if (out.num_elements() == 0) return absl::OkStatus();
+  const BroadcastLoop<2> loop = MakeBroadcastLoop<2>({data.shape(), bias_shape}, data.shape());
+  elementwise::VisitDType(data.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (Contains<T>(Add::kDTypes)) {
+      BinaryLoop<Add>(loop, data.data_as<T>(), bias.data_as<T>(), out.data_as<T>(), *call.pool);
+    }
+  });
+  return absl::OkStatus();
+}
+
 template <typename Op>
 KernelDef BinaryDef() {
   return KernelDef{.name = Op::kName,
@@ -330,6 +388,12 @@ absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
       BinaryDef<Logical<std::bit_xor<>, kLogicalXor>>(),
       BinaryDef<Shift<true, kLeftShift>>(),
       BinaryDef<Shift<false, kRightShift>>(),
+      KernelDef{.name = "nn.bias_add",
+                .num_inputs = 2,
+                .num_outputs = 1,
+                .fn = BiasAddKernel,
+                .bind = BindBiasAdd,
+                .shape_fn = BiasAddShapeFn},
       KernelDef{.name = "where",
                 .num_inputs = 3,
                 .num_outputs = 1,

@@ -9,7 +9,7 @@ namespace dynvm::kernels {
 
 // Adds add, subtract, multiply, divide, maximum, minimum, power, mod, floor_mod, equal,
 // not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
-// logical_xor and where.
+// logical_xor, left_shift, right_shift, where and nn.bias_add.
 absl::Status RegisterBinaryKernels(KernelRegistry& registry);
 
 }  // namespace dynvm::kernels

@@ -1028,5 +1028,55 @@ TEST(GetIntAttrTest, TypedAccess) {
   }
 }
 
+// nn.bias_add adds the bias along the axis, at every axis (negative ones counted from
+// the end) and rank, for floats and integers; exact, as it is one add per element.
+TEST(BiasAddTest, AddsAlongTheAxis) {
+  std::mt19937 rng(45);
+  const std::vector<int64_t> shape = {2, 3, 4, 5};
+  for (DType dtype : {DType::kF32, DType::kI32}) {
+    for (int64_t axis = -4; axis < 4; ++axis) {
+      const int64_t at = axis < 0 ? axis + 4 : axis;
+      const NDArray data = testing::RandomTensor(shape, dtype, rng);
+      const NDArray bias = testing::RandomTensor({shape[at]}, dtype, rng);
+      absl::StatusOr<std::vector<NDArray>> out = testing::RunKernel("nn.bias_add", {{"axis", axis}}, {data, bias});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ((*out)[0]->shape(), data->shape());
+      int64_t inner = 1;
+      for (int64_t d = at + 1; d < 4; ++d) inner *= shape[d];
+      for (int64_t i = 0; i < data->num_elements(); ++i) {
+        const long double want =
+            testing::ElementExact(*data, i) + testing::ElementExact(*bias, (i / inner) % shape[at]);
+        const long double got = testing::ElementExact(*(*out)[0], i);
+        if (dtype == DType::kF32) {
+          EXPECT_EQ(static_cast<float>(got), static_cast<float>(want)) << "axis " << axis << " at " << i;
+        } else {
+          EXPECT_EQ(static_cast<int32_t>(got), static_cast<int32_t>(want)) << "axis " << axis << " at " << i;
+        }
+      }
+    }
+  }
+  // Without an axis, Relay's default: 1.
+  const NDArray m = testing::TensorOf<float>({2, 2}, {1, 2, 3, 4});
+  absl::StatusOr<std::vector<NDArray>> out = testing::RunKernel("nn.bias_add", {}, {m, testing::TensorOf<float>({2}, {10, 20})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0]->data_as<float>()[1], 22.0f);
+  EXPECT_EQ((*out)[0]->data_as<float>()[2], 13.0f);
+}
+
+// Wrong inputs are errors naming what was expected.
+TEST(BiasAddTest, RefusesWhatDoesNotFit) {
+  const NDArray m = testing::TensorOf<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto error = [&](const Attrs& attrs, const NDArray& bias) {
+    absl::StatusOr<std::vector<NDArray>> out = testing::RunKernel("nn.bias_add", attrs, {m, bias});
+    EXPECT_FALSE(out.ok());
+    return out.ok() ? std::string() : std::string(out.status().message());
+  };
+  EXPECT_THAT(error({}, testing::TensorOf<float>({2}, {1, 2})), ::testing::HasSubstr("bias has shape [2], expected [3]"));
+  EXPECT_THAT(error({{"axis", int64_t{0}}}, testing::TensorOf<float>({1, 2}, {1, 2})),
+              ::testing::HasSubstr("bias has shape [1, 2], expected [2]"));
+  EXPECT_THAT(error({{"axis", int64_t{2}}}, testing::TensorOf<float>({3}, {1, 2, 3})), ::testing::HasSubstr("axis"));
+  EXPECT_THAT(error({}, testing::TensorOf<int32_t>({3}, {1, 2, 3})), ::testing::HasSubstr("expected one dtype"));
+}
+
 }  // namespace
 }  // namespace dynvm::kernels

@@ -130,6 +130,13 @@ const std::map<std::string, Generator>& Generators() {
                    {DType::kF32, BroadcastPartner(rng, s)}},
                   {{"program", std::string("t0 = add(i0, i1); t1 = multiply(t0, i2)")}}};
     };
+    (*g)["nn.bias_add"] = [](std::mt19937& rng) {  // a bias along any axis, now and then the default
+      const Shape s = RandShape(rng, 1, 4);
+      const int64_t axis = Rand(rng, -static_cast<int64_t>(s.size()), static_cast<int64_t>(s.size()) - 1);
+      const size_t at = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis);
+      if (s.size() >= 2 && Rand(rng, 0, 3) == 0) return Case{{{DType::kF32, s}, {DType::kF32, {s[1]}}}, {}};
+      return Case{{{DType::kI32, s}, {DType::kI32, {s[at]}}}, {{"axis", axis}}};
+    };
     (*g)["where"] = [](std::mt19937& rng) {
       const Shape s = RandShape(rng, 0, 3);
       return Case{{{DType::kBool, BroadcastPartner(rng, s)}, {DType::kF32, s},

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -586,6 +587,29 @@ void GlobalsReturned(vm::VirtualMachine& machine) {
   }
 }
 
+void BiasAdd(vm::VirtualMachine& machine) {
+  std::mt19937 rng(44);
+  const NDArray w = Random({16, 8}, rng), b = Random({16}, rng), c = Random({3}, rng);
+  const Values bv = ValuesOf(b), cv = ValuesOf(c);
+  for (const auto& [n, h, wd] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 1, 1}, {1, 2, 3}, {5, 4, 2}}) {
+    const NDArray x = Random({n, 8}, rng), img = Random({2, 3, h, wd}, rng), d = Random({wd}, rng);
+    Values dense = MatMul(ValuesOf(x), ValuesOf(w), n, 8, 16, /*transpose_b=*/true);
+    for (int64_t i = 0; i < n * 16; ++i) dense[i] = std::max(0.0, dense[i] + bv[i % 16]);
+    const Values iv = ValuesOf(img), dv = ValuesOf(d);
+    Values per_channel, per_column;
+    for (int64_t i = 0; i < static_cast<int64_t>(iv.size()); ++i) {
+      per_channel.push_back(iv[i] + cv[(i / (h * wd)) % 3]);
+      per_column.push_back(iv[i] + dv[i % wd]);
+    }
+    const auto out = Invoke(machine, {Value(x), Value(w), Value(b), Value(img), Value(c), Value(d)});
+    ASSERT_TRUE(out);
+    const std::vector<Value> r = Fields(*out, 3);
+    ExpectTensor(r[0], DType::kF32, {n, 16}, dense, 1e-5);
+    ExpectTensor(r[1], DType::kF32, {2, 3, h, wd}, per_channel, kTight);
+    ExpectTensor(r[2], DType::kF32, {2, 3, h, wd}, per_column, kTight);
+  }
+}
+
 void ClosureOverParams(vm::VirtualMachine& machine) {
   std::mt19937 rng(31);
   for (int64_t n : {0, 1, 8}) {
@@ -881,6 +905,7 @@ std::vector<Case> FeatureCases() {
       {"mutual_recursion.relay", MutualRecursion},
       {"globals_as_arguments.relay", GlobalsAsArguments},
       {"globals_returned.relay", GlobalsReturned},
+      {"bias_add.relay", BiasAdd},
       {"closure_over_params.relay", ClosureOverParams},
       {"closure_over_lets.relay", ClosureOverLets},
       {"closures_in_adts.relay", ClosuresInAdts},
