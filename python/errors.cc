@@ -59,6 +59,16 @@ void Raise(const absl::Status& status) {
   PyErr_SetObject(cls.ptr(), exc.ptr());
 }
 
+void RegisterTranslator() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      Raise(e.status());
+    }
+  });
+}
+
 }  // namespace
 
 void RegisterErrors(py::module_& module) {
@@ -82,13 +92,21 @@ void RegisterErrors(py::module_& module) {
                               py::make_tuple(error, builtin(PyExc_NotImplementedError)),
                               "Something the runtime or this module does not support.");
 
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const StatusError& e) {
-      Raise(e.status());
-    }
-  });
+  RegisterTranslator();
+}
+
+void UseErrorsOf(const py::module_& runtime) {
+  ErrorClasses& c = Classes();
+  const auto take = [&runtime](const char* name) {
+    return py::object(runtime.attr(name)).release().ptr();  // kept for the life of the process
+  };
+  c.error = take("Error");
+  c.invalid_argument = take("InvalidArgumentError");
+  c.not_found = take("NotFoundError");
+  c.resource_exhausted = take("ResourceExhaustedError");
+  c.deadline_exceeded = take("DeadlineExceededError");
+  c.unimplemented = take("UnimplementedError");
+  RegisterTranslator();
 }
 
 }  // namespace dynvm::python

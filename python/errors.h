@@ -58,6 +58,11 @@ T ValueOrThrow(absl::StatusOr<T> result) {
 // StatusError into them. Call once, from the module's initialisation.
 void RegisterErrors(pybind11::module_& module);
 
+// For another extension module of the package (the compiler's): translates StatusError
+// into the classes RegisterErrors added to `runtime`, so that every module raises the
+// same dynvm.Error family.
+void UseErrorsOf(const pybind11::module_& runtime);
+
 }  // namespace dynvm::python
 
 #endif  // DYNVM_PYTHON_ERRORS_H_

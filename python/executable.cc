@@ -1,4 +1,4 @@
-// The bindings of `dynvm.Executable`, `dynvm.load` and `dynvm.load_bytes`
+// The bindings of `dynvm.Executable` (with save), `dynvm.load` and `dynvm.load_bytes`
 // (python/executable.h).
 #include "python/executable.h"
 
@@ -79,6 +79,14 @@ void RegisterExecutable(py::module_& module) {
       .def_property_readonly(
           "producer", [](const PyExecutable& e) { return e.executable->spec().producer; },
           "Who made the file (\"dynvm compiler\", ...).")
+      .def(
+          "save",
+          [](const PyExecutable& e, const py::object& path) {
+            const std::string file = py::module_::import("os").attr("fsdecode")(path).cast<std::string>();
+            py::gil_scoped_release release;
+            ThrowIfError(serializer::SaveExecutable(e.executable->spec(), file));
+          },
+          py::arg("path"), "Writes the executable file (what vm_compile -o writes) to `path`.")
       .def("__repr__", [](const PyExecutable& e) {
         return absl::StrCat("<dynvm.Executable functions=[",
                             absl::StrJoin(e.executable->functions(), ", ",

@@ -1,5 +1,6 @@
-// The Python module `dynvm` (docs/python.md): load executables, inspect their
-// signatures, run them on numpy arrays without copying.
+// `dynvm._runtime`, the runtime of the Python package `dynvm` (docs/python.md), which
+// python/dynvm/__init__.py re-exports: load executables, inspect their signatures, run
+// them on numpy arrays without copying. No compiler, no LLVM: that is dynvm._compiler.
 //
 //   >>> import dynvm
 //   >>> exe = dynvm.load("exe.fbs")
@@ -12,7 +13,7 @@
 #include "python/tensor_conversion.h"
 #include "python/virtual_machine.h"
 
-PYBIND11_MODULE(dynvm, module) {
+PYBIND11_MODULE(_runtime, module) {
   namespace py = pybind11;
   module.doc() = "dynvm: run executables compiled by vm_compile (see docs/python.md).";
   // Arrays go through numpy's C API: without numpy, fail at import rather than at the

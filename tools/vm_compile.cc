@@ -19,7 +19,6 @@
 // See docs/cli.md.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -28,18 +27,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/dot.h"
+#include "compiler/driver/model_input.h"
 #include "compiler/frontend/onnx/importer.h"
 #include "compiler/frontend/relay_text/parser.h"
 #include "compiler/frontend/relay_text/printer.h"
-#include "objects/allocator.h"
 #include "serializer/api.h"
-#include "serializer/npz.h"
 #include "tools/file_util.h"
 #include "tools/flags.h"
 
@@ -134,23 +131,7 @@ CommandLine MakeCommandLine(Args& args) {
 // The model; for Relay text, `text` receives it (for messages that point into it).
 absl::StatusOr<compiler::Module> ReadModel(const Args& args, std::string& text) {
   if (IsOnnx(args.input)) return compiler::onnx_frontend::ImportOnnxFile(args.input);
-  std::vector<NDArray> constants;
-  for (const std::string& path : args.constants) {
-    if (!absl::EndsWith(path, ".npz")) {
-      DYNVM_ASSIGN_OR_RETURN(NDArray c, serializer::ReadNpyFile(path, MakeNaiveAllocator()));
-      constants.push_back(std::move(c));
-      continue;
-    }
-    DYNVM_ASSIGN_OR_RETURN(std::vector<serializer::NpzEntry> arrays,
-                           serializer::ReadNpzFile(path, MakeNaiveAllocator()));
-    // np.savez(a, b, w=c) stores w first: the positional arrays go by their index.
-    const auto positional = std::stable_partition(
-        arrays.begin(), arrays.end(), [](const serializer::NpzEntry& e) { return e.name.starts_with("arr_"); });
-    std::sort(arrays.begin(), positional, [](const serializer::NpzEntry& a, const serializer::NpzEntry& b) {
-      return std::atoll(a.name.c_str() + 4) < std::atoll(b.name.c_str() + 4);
-    });
-    for (serializer::NpzEntry& e : arrays) constants.push_back(std::move(e.array));
-  }
+  DYNVM_ASSIGN_OR_RETURN(const std::vector<NDArray> constants, compiler::ReadConstantFiles(args.constants));
   DYNVM_ASSIGN_OR_RETURN(text, ReadFileOrStdin(args.input));
   return compiler::ParseModule(text, constants, args.input);
 }
@@ -173,13 +154,7 @@ absl::Status Run(const Args& args) {
     std::printf("// after %s\n%s\n", std::string(pass).c_str(), compiler::PrintModule(m).text.c_str());
   };
   absl::StatusOr<vm::ExecutableSpec> spec = compiler::CompileModule(module, options);
-  if (!spec.ok()) {
-    // An error that names a place in the text shows that line.
-    const absl::Status shown = compiler::ShowSourceLine(spec.status(), text, args.input);
-    if (shown.message() != spec.status().message()) return shown;
-    return absl::Status(spec.status().code(),
-                        absl::StrFormat("%s: %s", args.input, spec.status().message()));
-  }
+  if (!spec.ok()) return compiler::NameCompileError(spec.status(), text, args.input);
   if (!args.dot.empty()) {
     absl::StatusOr<compiler::Expr> main = last->Function("main");
     if (!main.ok()) return absl::InvalidArgumentError(absl::StrFormat("--dot: %s", main.status().message()));

@@ -3,7 +3,8 @@
 Run by ctest as `python_dynvm_test` with Debian's /usr/bin/python3, PYTHONPATH at the
 built module and, in the environment: DYNVM_BERT_MINI_EXE (tests/models/bert/bert_mini.onnx
 compiled by the fixture `bert_mini_exe`), DYNVM_GOLDEN_DIR (its PyTorch goldens),
-DYNVM_VM_COMPILE and DYNVM_VM_AS (to build programs.relay and scalars.s beside this file).
+DYNVM_VM_COMPILE and DYNVM_VM_AS (to build programs.relay and scalars.s beside this file),
+DYNVM_BERT_MINI_ONNX (the model, for dynvm.compile).
 """
 
 import gc
@@ -11,6 +12,7 @@ import glob
 import os
 import pathlib
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -27,6 +29,7 @@ BERT_EXE = os.environ.get("DYNVM_BERT_MINI_EXE", str(BUILD / "testdata" / "bert_
 GOLDEN_DIR = os.environ.get("DYNVM_GOLDEN_DIR", str(ROOT / "tests" / "models" / "bert" / "golden"))
 VM_COMPILE = os.environ.get("DYNVM_VM_COMPILE", str(BUILD / "bin" / "vm_compile"))
 VM_AS = os.environ.get("DYNVM_VM_AS", str(BUILD / "bin" / "vm_as"))
+BERT_ONNX = os.environ.get("DYNVM_BERT_MINI_ONNX", str(ROOT / "tests" / "models" / "bert" / "bert_mini.onnx"))
 
 # dynvm against PyTorch on the tiny BERT: the largest absolute difference allowed in
 # either output (float32; measured differences are around 1e-6).
@@ -287,6 +290,68 @@ class LoadTest(unittest.TestCase):
             self.assertTrue(issubclass(cls, dynvm.Error), cls)
             self.assertTrue(issubclass(cls, builtin), cls)
         self.assertTrue(issubclass(dynvm.Error, RuntimeError))
+
+
+class CompileTest(unittest.TestCase):
+    """dynvm.compile: the compiler extension, loaded on first use. tests/install runs this
+    class on the installed package, naming it in DYNVM_EXPECTED_PACKAGE_DIR."""
+
+    @classmethod
+    def setUpClass(cls):
+        expected = os.environ.get("DYNVM_EXPECTED_PACKAGE_DIR")
+        for module in (dynvm, dynvm._runtime) if expected else ():
+            found = os.path.realpath(module.__file__)
+            if not found.startswith(os.path.realpath(expected)):
+                raise AssertionError(f"{module.__name__} is {found}, expected it under {expected}")
+
+    def test_compiles_onnx_and_matches_pytorch(self):
+        for model in (BERT_ONNX, pathlib.Path(BERT_ONNX), pathlib.Path(BERT_ONNX).read_bytes()):
+            for target_cpu in ("native", "none"):
+                with self.subTest(type=type(model).__name__, target_cpu=target_cpu):
+                    exe = dynvm.compile(model, target_cpu=target_cpu)
+                    self.assertEqual([f.name for f in exe.functions], ["main"])
+                    vm = dynvm.VirtualMachine(exe)
+                    for case, golden in golden_cases().items():
+                        hidden, pooled = vm.invoke("main", **{n: golden[n] for n in INPUTS})
+                        self.assertLess(max_abs(hidden, golden["last_hidden_state"]), TOLERANCE, case)
+                        self.assertLess(max_abs(pooled, golden["pooler_output"]), TOLERANCE, case)
+
+    def test_compiles_relay_text_and_saves(self):
+        text = (ROOT / "examples" / "mlp.relay").read_bytes()
+        with tempfile.TemporaryDirectory() as tmp:
+            for exe in (dynvm.compile(text, opt_level=0, fuse=False),
+                        dynvm.compile(ROOT / "examples" / "mlp.relay", opt_level=3)):
+                path = os.path.join(tmp, "mlp.fbs")
+                exe.save(path)
+                again = dynvm.load(path)
+                rng = np.random.default_rng(5)
+                x, w1, b1, w2, b2 = (rng.standard_normal(s).astype(np.float32)
+                                     for s in ((5, 4), (3, 4), (3,), (2, 3), (2,)))
+                first = dynvm.VirtualMachine(exe).invoke("main", x, w1, b1, w2, b2)
+                np.testing.assert_array_equal(dynvm.VirtualMachine(again).invoke("main", x, w1, b1, w2, b2), first)
+                want = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+                np.testing.assert_allclose(first, want, rtol=1e-5, atol=1e-5)
+
+    def test_errors_carry_the_compilers_message(self):
+        with self.assertRaisesRegex(dynvm.InvalidArgumentError, r"(?s)<bytes>:2:\d+: unbound variable %y.*\^"):
+            dynvm.compile(b'#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) { add(%x, %y) }\n')
+        with self.assertRaisesRegex(dynvm.InvalidArgumentError, "model"):
+            dynvm.compile(b"\x08\x07garbage that is no ModelProto", format="onnx")
+        with self.assertRaisesRegex(dynvm.InvalidArgumentError, "opt_level must be 0 to 3"):
+            dynvm.compile(ROOT / "examples" / "mlp.relay", opt_level=7)
+        with self.assertRaisesRegex(ValueError, "format must be"):
+            dynvm.compile(b"def", format="tflite")
+        with self.assertRaises(FileNotFoundError):
+            dynvm.compile("/nonexistent/model.onnx")
+
+    def test_runtime_import_loads_no_compiler(self):
+        probe = ("import dynvm, sys\n"
+                 "maps = open('/proc/self/maps').read()\n"
+                 "assert 'dynvm._compiler' not in sys.modules\n"
+                 "assert 'libLLVM' not in maps and 'libonnx' not in maps and 'libprotobuf' not in maps\n"
+                 "dynvm.compile(sys.argv[1], target_cpu='none')\n"
+                 "assert 'libLLVM' in open('/proc/self/maps').read()\n")
+        subprocess.run([sys.executable, "-c", probe, str(ROOT / "examples" / "mlp.relay")], check=True)
 
 
 def build(tool, source, out):
