@@ -145,6 +145,8 @@ extern "C" {
 
 const char* dynvm_last_error(void) { return last_error.c_str(); }
 
+const char* dynvm_version(void) { return DYNVM_VERSION_STRING; }
+
 const char* dynvm_status_name(DynvmStatus status) {
   switch (EnumValue(status)) {
     case DYNVM_OK: return "OK";

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capi/version.h"
 #include "dlpack/dlpack.h"
 
 #ifdef __cplusplus
@@ -78,6 +79,9 @@ typedef enum DynvmStatus {
 DYNVM_C_EXPORT const char* dynvm_last_error(void);
 /* "OK", "INVALID_ARGUMENT", ... */
 DYNVM_C_EXPORT const char* dynvm_status_name(DynvmStatus status);
+/* The library's version, "MAJOR.MINOR.PATCH": DYNVM_VERSION_STRING of the header it was
+ * built with (capi/version.h). */
+DYNVM_C_EXPORT const char* dynvm_version(void);
 
 typedef struct DynvmExecutable DynvmExecutable;
 typedef struct DynvmVm DynvmVm;

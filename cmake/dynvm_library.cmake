@@ -2,16 +2,22 @@
 # explicit: a target names the targets it may depend on and nothing else.
 #
 #   dynvm_library(NAME dynvm_vm SRCS a.cc b.cc DEPS dynvm_kernels absl::status)
+# Headers are included by their path from the root ("vm/virtual_machine.h"): the source
+# and build trees here, include/dynvm once installed (cmake/dynvm_install.cmake).
+include(GNUInstallDirs)
+set(DYNVM_INCLUDE_DIRS $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/dynvm>)
+
 function(dynvm_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   if(ARG_SRCS)
     add_library(${ARG_NAME} STATIC ${ARG_SRCS})
-    target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_include_directories(${ARG_NAME} PUBLIC ${DYNVM_INCLUDE_DIRS})
     target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
     dynvm_warnings(${ARG_NAME})
   else()
     add_library(${ARG_NAME} INTERFACE)
-    target_include_directories(${ARG_NAME} INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_include_directories(${ARG_NAME} INTERFACE ${DYNVM_INCLUDE_DIRS})
     target_link_libraries(${ARG_NAME} INTERFACE ${ARG_DEPS})
   endif()
 endfunction()

@@ -18,6 +18,8 @@ packages=(
   wrk  # vm_serve's load script (bench/serve_load.sh)
   pybind11-dev python3-dev  # the Python module `dynvm` (python/), for Debian's /usr/bin/python3
   clang-14 libclang-rt-14-dev  # the sanitizer build and its libFuzzer targets (tests/fuzz)
+  dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps finds the package's library dependencies
+                 # (tests/install/deb_test.sh)
 )
 
 missing=()

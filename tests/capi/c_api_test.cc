@@ -80,6 +80,14 @@ class CApiTest : public ::testing::Test {
   DynvmVm* vm_ = nullptr;
 };
 
+// The library reports the version of the header it was built with.
+TEST(CApiVersionTest, LibraryMatchesHeader) {
+  EXPECT_STREQ(dynvm_version(), DYNVM_VERSION_STRING);
+  EXPECT_EQ(std::string(DYNVM_VERSION_STRING),
+            std::to_string(DYNVM_VERSION_MAJOR) + "." + std::to_string(DYNVM_VERSION_MINOR) + "." +
+                std::to_string(DYNVM_VERSION_PATCH));
+}
+
 TEST_F(CApiTest, ListsFunctionsAndSignatures) {
   size_t n = 0;
   ASSERT_EQ(dynvm_executable_num_functions(exe_, &n), DYNVM_OK);
