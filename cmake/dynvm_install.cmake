@@ -72,7 +72,7 @@ install(TARGETS vm_compile vm_run vm_serve vm_as vm_dis onnx_conformance onnx_op
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES examples/embed.cc examples/embed_c.c examples/mlp.relay examples/dynamic_add.s
+install(FILES examples/embed.cc examples/embed_c.c examples/compile.cc examples/mlp.relay examples/dynamic_add.s
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES examples/package/CMakeLists.txt DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/package)
 
