@@ -51,7 +51,7 @@ for i, n in enumerate([8, 16, 24, 32, 48, 64, 96, 128]):
         json.dump(body, f)
 PY
 
-"$BUILD/bin/vm_serve" "$EXE" --port=0 --workers="$WORKERS" --threads-per-worker="$THREADS_PER_WORKER" \
+"$BUILD/bin/vm_serve" "$EXE" --trust-native --port=0 --workers="$WORKERS" --threads-per-worker="$THREADS_PER_WORKER" \
   --max-batch="$MAX_BATCH" --batch-delay-us="$BATCH_DELAY_US" \
   --pad=input_ids:1:0 --pad=attention_mask:1:0 --pad=token_type_ids:1:0 \
   >"$WORK/stdout" 2>"$WORK/stderr" &

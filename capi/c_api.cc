@@ -172,22 +172,52 @@ const char* dynvm_status_name(DynvmStatus status) {
 
 // ---- Executables -------------------------------------------------------------------
 
+void dynvm_load_options_init(DynvmLoadOptions* options) {
+  if (options != nullptr) *options = DynvmLoadOptions{.trust_native_code = 0};
+}
+
 DynvmStatus dynvm_executable_load_file(const char* path, DynvmExecutable** out) {
+  return dynvm_executable_load_file_with_options(path, nullptr, out);
+}
+
+DynvmStatus dynvm_executable_load_memory(const void* data, size_t size, DynvmExecutable** out) {
+  return dynvm_executable_load_memory_with_options(data, size, nullptr, out);
+}
+
+namespace {
+
+dynvm::vm::LoadOptions ToLoadOptions(const DynvmLoadOptions* options) {
+  return {.trust_native_code = options != nullptr && options->trust_native_code != 0};
+}
+
+}  // namespace
+
+DynvmStatus dynvm_executable_load_file_with_options(const char* path, const DynvmLoadOptions* options,
+                                                    DynvmExecutable** out) {
   if (path == nullptr || out == nullptr) {
     return InvalidArgument("dynvm_executable_load_file: path and out must not be null");
   }
   return WrapExecutable(
-      dynvm::serializer::LoadExecutable(path, dynvm::kernels::DefaultRegistry()), out);
+      dynvm::serializer::LoadExecutable(path, dynvm::kernels::DefaultRegistry(), ToLoadOptions(options)), out);
 }
 
-DynvmStatus dynvm_executable_load_memory(const void* data, size_t size, DynvmExecutable** out) {
+DynvmStatus dynvm_executable_load_memory_with_options(const void* data, size_t size, const DynvmLoadOptions* options,
+                                                      DynvmExecutable** out) {
   if ((data == nullptr && size != 0) || out == nullptr) {
     return InvalidArgument("dynvm_executable_load_memory: data and out must not be null");
   }
   absl::Span<const uint8_t> bytes(static_cast<const uint8_t*>(data), size);
   return WrapExecutable(
-      dynvm::serializer::LoadExecutableFromMemory(bytes, dynvm::kernels::DefaultRegistry()),
+      dynvm::serializer::LoadExecutableFromMemory(bytes, dynvm::kernels::DefaultRegistry(), ToLoadOptions(options)),
       out);
+}
+
+DynvmStatus dynvm_executable_native_code_ignored(const DynvmExecutable* exe, int* out) {
+  if (exe == nullptr || out == nullptr) {
+    return InvalidArgument("dynvm_executable_native_code_ignored: exe and out must not be null");
+  }
+  *out = exe->exe->native_code_ignored() ? 1 : 0;
+  return DYNVM_OK;
 }
 
 void dynvm_executable_release(DynvmExecutable* exe) { delete exe; }

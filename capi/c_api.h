@@ -90,11 +90,32 @@ typedef struct DynvmAllocator DynvmAllocator;
 
 /* ---- Executables ---------------------------------------------------------------- */
 
-/* Maps the file read-only, verifies it and binds its kernels. */
+/* How an executable is loaded. */
+typedef struct DynvmLoadOptions {
+  /* Nonzero: load and run the executable's native code (machine code for its fused
+   * programs, which the verifier cannot check: only for executables trusted as much as
+   * this process). 0, the default: the fused programs run on the portable evaluator. */
+  int trust_native_code;
+} DynvmLoadOptions;
+
+/* Fills `options` with the defaults (native code not trusted). */
+DYNVM_C_EXPORT void dynvm_load_options_init(DynvmLoadOptions* options);
+
+/* Maps the file read-only, verifies it and binds its kernels, with the default options. */
 DYNVM_C_EXPORT DynvmStatus dynvm_executable_load_file(const char* path, DynvmExecutable** out);
 /* The same from `size` bytes the caller owns (copied once; the caller may free them). */
 DYNVM_C_EXPORT DynvmStatus dynvm_executable_load_memory(const void* data, size_t size,
                                                         DynvmExecutable** out);
+/* The two with `options` (NULL: the defaults). */
+DYNVM_C_EXPORT DynvmStatus dynvm_executable_load_file_with_options(const char* path,
+                                                                   const DynvmLoadOptions* options,
+                                                                   DynvmExecutable** out);
+DYNVM_C_EXPORT DynvmStatus dynvm_executable_load_memory_with_options(const void* data, size_t size,
+                                                                     const DynvmLoadOptions* options,
+                                                                     DynvmExecutable** out);
+/* *out = 1 when the executable has native code that was not loaded (not trusted), so
+ * its fused programs run on the portable evaluator; else 0. */
+DYNVM_C_EXPORT DynvmStatus dynvm_executable_native_code_ignored(const DynvmExecutable* exe, int* out);
 DYNVM_C_EXPORT void dynvm_executable_release(DynvmExecutable* exe);
 
 /* The kinds of values (the file format's, vm::ValueSpec::Kind). */

@@ -118,6 +118,11 @@ struct BindContext {
 using BindInContextFn = absl::StatusOr<std::shared_ptr<const void>> (*)(
     const Attrs& attrs, const BindContext& context);
 
+// A kernel named "native.X" is kernel X running the executable's native code for its
+// fused programs (kernels/elementwise/native_elementwise.h): an executable whose native
+// code is not loaded binds X instead (vm/executable.h).
+inline constexpr std::string_view kNativeKernelPrefix = "native.";
+
 // Arity value meaning "any number".
 inline constexpr int kVariadic = -1;
 

@@ -24,18 +24,30 @@ namespace py = pybind11;
 
 namespace {
 
-PyExecutable Load(const py::object& path) {
+// The notice for an executable whose native code was not trusted: a RuntimeWarning.
+PyExecutable Noticed(PyExecutable exe) {
+  if (exe.executable->native_code_ignored() &&
+      PyErr_WarnEx(PyExc_RuntimeWarning,
+                   "dynvm: the executable's native code is not trusted, its fused programs run on the "
+                   "portable evaluator (trust_native=True runs it)",
+                   1) != 0) {
+    throw py::error_already_set();  // warnings turned into errors
+  }
+  return exe;
+}
+
+PyExecutable Load(const py::object& path, bool trust_native) {
   // str, bytes or os.PathLike, as open() takes.
   const std::string file = py::module_::import("os").attr("fsdecode")(path).cast<std::string>();
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe;
   {
     py::gil_scoped_release release;
-    exe = serializer::LoadExecutable(file, kernels::DefaultRegistry());
+    exe = serializer::LoadExecutable(file, kernels::DefaultRegistry(), {.trust_native_code = trust_native});
   }
-  return PyExecutable{ValueOrThrow(std::move(exe))};
+  return Noticed(PyExecutable{ValueOrThrow(std::move(exe))});
 }
 
-PyExecutable LoadBytes(const py::object& data) {
+PyExecutable LoadBytes(const py::object& data, bool trust_native) {
   Py_buffer view;
   if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe;
@@ -44,10 +56,10 @@ PyExecutable LoadBytes(const py::object& data) {
     py::gil_scoped_release release;
     exe = serializer::LoadExecutableFromMemory(
         absl::MakeConstSpan(static_cast<const uint8_t*>(view.buf), static_cast<size_t>(view.len)),
-        kernels::DefaultRegistry());
+        kernels::DefaultRegistry(), {.trust_native_code = trust_native});
   }
   PyBuffer_Release(&view);
-  return PyExecutable{ValueOrThrow(std::move(exe))};
+  return Noticed(PyExecutable{ValueOrThrow(std::move(exe))});
 }
 
 }  // namespace
@@ -79,6 +91,9 @@ void RegisterExecutable(py::module_& module) {
       .def_property_readonly(
           "producer", [](const PyExecutable& e) { return e.executable->spec().producer; },
           "Who made the file (\"dynvm compiler\", ...).")
+      .def_property_readonly(
+          "native_code_ignored", [](const PyExecutable& e) { return e.executable->native_code_ignored(); },
+          "Whether the executable has native code that was not loaded (not trusted).")
       .def(
           "save",
           [](const PyExecutable& e, const py::object& path) {
@@ -96,10 +111,13 @@ void RegisterExecutable(py::module_& module) {
                             "]>");
       });
 
-  module.def("load", &Load, py::arg("path"),
-             "Maps and verifies the executable file at `path` (weights are not copied).");
-  module.def("load_bytes", &LoadBytes, py::arg("data"),
-             "Verifies and loads an executable held in a bytes-like object (copied once).");
+  module.def("load", &Load, py::arg("path"), py::kw_only(), py::arg("trust_native") = false,
+             "Maps and verifies the executable file at `path` (weights are not copied). Its native "
+             "code runs only with trust_native=True (the verifier cannot check machine code); "
+             "otherwise its fused programs run on the portable evaluator, with a RuntimeWarning.");
+  module.def("load_bytes", &LoadBytes, py::arg("data"), py::kw_only(), py::arg("trust_native") = false,
+             "Verifies and loads an executable held in a bytes-like object (copied once); "
+             "trust_native as for load.");
 }
 
 }  // namespace dynvm::python

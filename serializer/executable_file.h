@@ -10,7 +10,7 @@
 //
 //   DYNVM_RETURN_IF_ERROR(serializer::SaveExecutable(spec, "exe.fbs"));
 //   DYNVM_ASSIGN_OR_RETURN(auto exe, serializer::LoadExecutable(
-//       "exe.fbs", kernels::DefaultRegistry()));
+//       "exe.fbs", kernels::DefaultRegistry()));   // {.trust_native_code = true} to run its native code
 #ifndef DYNVM_SERIALIZER_EXECUTABLE_FILE_H_
 #define DYNVM_SERIALIZER_EXECUTABLE_FILE_H_
 
@@ -47,17 +47,20 @@ absl::StatusOr<vm::ExecutableSpec> ParseExecutable(absl::Span<const uint8_t> byt
                                                    ObjectRef<Object> owner);
 
 // Maps `path` read-only and loads it: ParseExecutable, then Executable::Create with
-// `registry`. Errors name the file.
+// `registry` and `options` (native code is loaded only if trusted: vm/executable.h).
+// Errors name the file.
 absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutable(
-    const std::string& path, const kernels::KernelRegistry& registry);
+    const std::string& path, const kernels::KernelRegistry& registry, const vm::LoadOptions& options = {});
 // Loads from memory the caller owns; the bytes are copied once into an aligned buffer
 // owned by the executable.
 absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutableFromMemory(
-    absl::Span<const uint8_t> bytes, const kernels::KernelRegistry& registry);
+    absl::Span<const uint8_t> bytes, const kernels::KernelRegistry& registry,
+    const vm::LoadOptions& options = {});
 
 // The executable a file holding `spec` loads as: SerializeExecutable, then
-// LoadExecutableFromMemory — what vm_compile then vm_run do, without the file (for
-// tests and tools that compile and run in one process).
+// LoadExecutableFromMemory — what vm_compile then vm_run --trust-native do, without the
+// file (for tests and tools that compile and run in one process: the spec was made
+// here, so its native code is trusted).
 absl::StatusOr<std::shared_ptr<const vm::Executable>> ReloadExecutable(
     const vm::ExecutableSpec& spec, const kernels::KernelRegistry& registry);
 

@@ -437,17 +437,17 @@ absl::StatusOr<vm::ExecutableSpec> ParseExecutable(absl::Span<const uint8_t> byt
 }
 
 absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutable(
-    const std::string& path, const kernels::KernelRegistry& registry) {
+    const std::string& path, const kernels::KernelRegistry& registry, const vm::LoadOptions& options) {
   DYNVM_ASSIGN_OR_RETURN(internal::MappedFile file, internal::MapFile(path));
   absl::StatusOr<vm::ExecutableSpec> spec = ParseExecutable(file.bytes, file.owner);
   if (!spec.ok()) return Annotate(spec.status(), path);
-  auto exe = vm::Executable::Create(*std::move(spec), registry);
+  auto exe = vm::Executable::Create(*std::move(spec), registry, options);
   if (!exe.ok()) return Annotate(exe.status(), path);
   return exe;
 }
 
 absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutableFromMemory(
-    absl::Span<const uint8_t> bytes, const kernels::KernelRegistry& registry) {
+    absl::Span<const uint8_t> bytes, const kernels::KernelRegistry& registry, const vm::LoadOptions& options) {
   // Aligned like a mapping's start, so tensors land 64-byte aligned as when mapped.
   static constexpr std::align_val_t kAlign{kWeightsAlignment};
   void* copy = ::operator new(std::max<size_t>(bytes.size(), 1), kAlign, std::nothrow);
@@ -461,14 +461,15 @@ absl::StatusOr<std::shared_ptr<const vm::Executable>> LoadExecutableFromMemory(
       vm::ExecutableSpec spec,
       ParseExecutable(absl::Span<const uint8_t>(static_cast<const uint8_t*>(copy), bytes.size()),
                       owner));
-  return vm::Executable::Create(std::move(spec), registry);
+  return vm::Executable::Create(std::move(spec), registry, options);
 }
 
 absl::StatusOr<std::shared_ptr<const vm::Executable>> ReloadExecutable(
     const vm::ExecutableSpec& spec, const kernels::KernelRegistry& registry) {
   DYNVM_ASSIGN_OR_RETURN(const std::string bytes, SerializeExecutable(spec));
   return LoadExecutableFromMemory(
-      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), registry);
+      absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), registry,
+      vm::LoadOptions{.trust_native_code = true});
 }
 
 }  // namespace dynvm::serializer

@@ -241,6 +241,20 @@ Flag Switch(std::string_view name, bool* dest, std::string_view help) {
   return MakeFlag(name, FlagKind::kSwitch, "", dest, help);
 }
 
+Flag TrustNativeSwitch(bool* dest) {
+  return Switch("trust-native", dest,
+                "runs the executable's native code (machine code for its fused programs, which "
+                "the verifier cannot check: only for executables you trust as much as this "
+                "program); without it they run on the portable evaluator");
+}
+
+void PrintNativeCodeNotice(std::string_view tool) {
+  std::fprintf(stderr,
+               "%s: notice: the executable's native code is not trusted, its fused programs run on the "
+               "portable evaluator (--trust-native runs it)\n",
+               std::string(tool).c_str());
+}
+
 Flag StringFlag(std::string_view name, std::string_view value_name, std::string* dest,
                 std::string_view help) {
   return MakeFlag(name, FlagKind::kString, value_name, dest, help);

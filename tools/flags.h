@@ -153,6 +153,14 @@ std::string Synopsis(const CommandLine& command_line);
 // its help wrapped to 80 columns, ending with --help's own line.
 std::string Usage(const CommandLine& command_line);
 
+// --trust-native, the same for every tool that loads executables: run the executable's
+// native code (vm::LoadOptions::trust_native_code); without it, its fused programs run
+// on the portable evaluator.
+Flag TrustNativeSwitch(bool* dest);
+// The one line on stderr saying `tool` ignores an executable's native code (it was not
+// trusted) and how to run it.
+void PrintNativeCodeNotice(std::string_view tool);
+
 // The --version text: "vm_run (dynvm) 0.1.0", then what this CPU is, has and lacks and
 // which level of kernels it runs (kernels::CpuReport), one item per line.
 std::string VersionText(std::string_view tool);

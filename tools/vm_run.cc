@@ -60,6 +60,7 @@ struct Flags {
   int64_t timeout_ms = 0;
   int64_t max_memory_bytes = 0;
   bool profile = false;
+  bool trust_native = false;
   std::string trace;  // the path, if any
 };
 
@@ -114,6 +115,7 @@ CommandLine MakeCommandLine(Flags& flags) {
                    "time one run may take (default: 0, no limit)"),
            IntFlag("max_memory_bytes", "N", &flags.max_memory_bytes, 0, kMaxInt64,
                    "tensor memory one run may hold at once (default: 0, no limit)"),
+           TrustNativeSwitch(&flags.trust_native),
            Switch("profile", &flags.profile,
                   "prints, after the runs, where their time went: per kernel (calls, total ms, "
                   "mean us, % of the run, GFLOP/s where known) and per instruction kind and "
@@ -241,7 +243,9 @@ absl::Status Benchmark(vm::VirtualMachine& machine, uint32_t function, absl::Spa
 // any; errors otherwise.
 absl::StatusOr<std::optional<std::string>> Run(const Flags& flags) {
   DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Executable> exe,
-                         serializer::LoadExecutable(flags.executable, kernels::DefaultRegistry()));
+                         serializer::LoadExecutable(flags.executable, kernels::DefaultRegistry(),
+                                                    {.trust_native_code = flags.trust_native}));
+  if (exe->native_code_ignored()) PrintNativeCodeNotice("vm_run");
   DYNVM_ASSIGN_OR_RETURN(const uint32_t function, FindFunction(*exe, flags));
   vm::VmOptions options;
   options.max_call_depth = static_cast<uint32_t>(flags.max_call_depth);

@@ -58,6 +58,7 @@ struct Flags {
   int64_t max_queue = static_cast<int64_t>(BatcherOptions().max_queue);
   int64_t max_body_bytes = static_cast<int64_t>(ServerOptions().max_body_bytes);
   int64_t timeout_ms = 0;  // 0: no limit
+  bool trust_native = false;
 };
 
 // Checks what the table cannot (--name's '/', --pad's syntax, the thread budget) and
@@ -95,6 +96,7 @@ CommandLine MakeCommandLine(Flags& flags) {
                                "the executable file to serve"},
       .flags =
           {StringFlag("name", "NAME", &flags.name, "the model's name in URLs (default: the file's stem)"),
+           TrustNativeSwitch(&flags.trust_native),
            StringFlag("function", "NAME", &flags.function, "the function served (default: main)"),
            StringFlag("host", "HOST", &flags.server.host, "the address to listen on (default: 127.0.0.1)"),
            IntFlag("port", "N", &flags.server.port, 0, 65535, "the port (default: 8000; 0 picks a free one)"),
@@ -161,7 +163,9 @@ absl::Status Serve(const Flags& flags) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   DYNVM_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Executable> exe,
-                         serializer::LoadExecutable(flags.executable, kernels::DefaultRegistry()));
+                         serializer::LoadExecutable(flags.executable, kernels::DefaultRegistry(),
+                                                    {.trust_native_code = flags.trust_native}));
+  if (exe->native_code_ignored()) PrintNativeCodeNotice("vm_serve");
   DYNVM_ASSIGN_OR_RETURN(ServedModel model, ServedModel::Create(flags.name, exe, flags.function));
   DYNVM_ASSIGN_OR_RETURN(BatchPlan plan, BatchPlan::Create(model.function(), flags.pads));
   std::fprintf(stderr, "vm_serve: model '%s' (function '%s'), %d worker(s) x %d thread(s), batching %s\n",

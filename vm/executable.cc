@@ -1,4 +1,4 @@
-// Executable::Create: verify, load native code, bind the kernel table.
+// Executable::Create: verify, load native code if trusted, bind the kernel table.
 #include "vm/executable.h"
 
 #include "absl/strings/str_format.h"
@@ -9,9 +9,12 @@
 namespace dynvm::vm {
 
 absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
-    ExecutableSpec spec, const kernels::KernelRegistry& registry) {
+    ExecutableSpec spec, const kernels::KernelRegistry& registry, const LoadOptions& options) {
   DYNVM_RETURN_IF_ERROR(VerifyExecutable(spec));
-  DYNVM_ASSIGN_OR_RETURN(const NativePrograms native, LoadNativeCode(spec.native));
+  // Untrusted native code is never mapped: the kernels bind without it.
+  const bool ignored = !options.trust_native_code && !spec.native.object.empty();
+  DYNVM_ASSIGN_OR_RETURN(const NativePrograms native,
+                         LoadNativeCode(ignored ? NativeCode{} : spec.native));
   kernels::BindContext context;
   if (!native.empty()) {
     context.native_program = [&native](std::string_view text) -> const kernels::NativeElementwiseCode* {
@@ -20,11 +23,16 @@ absl::StatusOr<std::shared_ptr<const Executable>> Executable::Create(
     };
   }
   std::shared_ptr<Executable> exe(new Executable(std::move(spec)));
+  exe->native_code_ignored_ = ignored;
   exe->bound_kernels_.reserve(exe->spec_.kernels.size());
   for (size_t i = 0; i < exe->spec_.kernels.size(); ++i) {
     const KernelEntry& entry = exe->spec_.kernels[i];
+    // Without its native code, a native.X entry is X on the evaluator.
+    const std::string_view name = ignored && entry.name.starts_with(kernels::kNativeKernelPrefix)
+                                      ? std::string_view(entry.name).substr(kernels::kNativeKernelPrefix.size())
+                                      : std::string_view(entry.name);
     absl::StatusOr<kernels::BoundKernel> bound =
-        registry.Bind(entry.name, entry.attrs, static_cast<int>(entry.num_inputs),
+        registry.Bind(name, entry.attrs, static_cast<int>(entry.num_inputs),
                       static_cast<int>(entry.num_outputs), context);
     if (!bound.ok()) {
       return absl::Status(bound.status().code(),

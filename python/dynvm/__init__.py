@@ -42,4 +42,4 @@ def compile(model, *, format=None, target_cpu="native", opt_level=2, fuse=True, 
         raise ValueError(f"format must be 'onnx' or 'relay', got {format!r}")
     executable = _compiler.compile(data, name, base_dir, format == "onnx", target_cpu, opt_level, fuse,
                                    [_os.fsdecode(c) for c in constants])
-    return _load_bytes(executable)
+    return _load_bytes(executable, trust_native=True)  # made here: its native code is ours

@@ -359,10 +359,23 @@ TEST_F(CApiTest, OptionsThreadPoolsAllocatorsAndLimits) {
 }
 
 // tests/models/bert/bert_mini.onnx compiled by the ctest fixture, run on PyTorch's inputs.
-TEST(CApiBertTest, MatchesPyTorch) {
+// The tiny BERT (compiled with native code) against PyTorch's outputs, its native code
+// trusted and not: untrusted, the fused programs run on the evaluator, within the same
+// bound.
+class CApiBertTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CApiBertTest, MatchesPyTorch) {
+  DynvmLoadOptions options;
+  dynvm_load_options_init(&options);
+  EXPECT_EQ(options.trust_native_code, 0);
+  options.trust_native_code = GetParam();
   DynvmExecutable* exe = nullptr;
-  ASSERT_EQ(dynvm_executable_load_file(DYNVM_BERT_MINI_EXE, &exe), DYNVM_OK)
+  ASSERT_EQ(dynvm_executable_load_file_with_options(DYNVM_BERT_MINI_EXE, &options, &exe), DYNVM_OK)
       << dynvm_last_error();
+  int ignored = -1;
+  ASSERT_EQ(dynvm_executable_native_code_ignored(exe, &ignored), DYNVM_OK);
+  EXPECT_EQ(ignored, GetParam() ? 0 : 1);
+  EXPECT_EQ(dynvm_executable_native_code_ignored(nullptr, &ignored), DYNVM_INVALID_ARGUMENT);
   size_t main_index = 0, num_inputs = 0;
   ASSERT_EQ(dynvm_executable_find_function(exe, "main", &main_index), DYNVM_OK);
   ASSERT_EQ(dynvm_function_num_inputs(exe, main_index, &num_inputs), DYNVM_OK);
@@ -410,5 +423,10 @@ TEST(CApiBertTest, MatchesPyTorch) {
   dynvm_vm_release(vm);
   dynvm_executable_release(exe);
 }
+
+INSTANTIATE_TEST_SUITE_P(Trust, CApiBertTest, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param ? "NativeTrusted" : "NativeNotTrusted";
+                         });
 
 }  // namespace

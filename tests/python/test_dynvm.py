@@ -57,7 +57,7 @@ def max_abs(a, b):
 class BertTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.exe = dynvm.load(BERT_EXE)
+        cls.exe = dynvm.load(BERT_EXE, trust_native=True)
         cls.cases = golden_cases()
         assert "b2_s7" in cls.cases and "b1_s64" in cls.cases, sorted(cls.cases)
 
@@ -147,7 +147,7 @@ class BertTest(unittest.TestCase):
         self.assert_matches_golden("b2_s7", hidden, pooled)
 
     def test_outputs_outlive_vm_and_executable(self):
-        exe = dynvm.load(BERT_EXE)
+        exe = dynvm.load(BERT_EXE, trust_native=True)
         vm = dynvm.VirtualMachine(exe, num_threads=1)
         hidden, pooled = vm.invoke("main", **self.inputs("b1_s64"))
         named = vm.invoke_named("main", **self.inputs("b2_s7"))
@@ -252,12 +252,30 @@ class LoadTest(unittest.TestCase):
     def test_load_bytes_and_paths(self):
         ids = np.load(os.path.join(GOLDEN_DIR, "b2_s7_input_ids.npy"))
         mask = np.ones_like(ids)
-        expected = dynvm.VirtualMachine(dynvm.load(BERT_EXE)).invoke("main", ids, mask, mask)
+        expected = dynvm.VirtualMachine(dynvm.load(BERT_EXE, trust_native=True)).invoke("main", ids, mask, mask)
         for source in (self.data, bytearray(self.data), memoryview(self.data)):
-            exe = dynvm.load_bytes(source)
+            exe = dynvm.load_bytes(source, trust_native=True)
             out = dynvm.VirtualMachine(exe).invoke("main", ids, mask, mask)
             np.testing.assert_array_equal(out[0], expected[0])
-        self.assertEqual([f.name for f in dynvm.load(pathlib.Path(BERT_EXE)).functions], ["main"])
+        self.assertEqual([f.name for f in dynvm.load(pathlib.Path(BERT_EXE), trust_native=True).functions], ["main"])
+
+    def test_native_code_runs_only_when_trusted(self):
+        # The fixture was compiled with native code: untrusted, a RuntimeWarning, and the
+        # evaluator's results within the goldens' tolerance of the trusted ones.
+        ids = np.load(os.path.join(GOLDEN_DIR, "b2_s7_input_ids.npy"))
+        mask = np.ones_like(ids)
+        with self.assertWarnsRegex(RuntimeWarning, "native code is not trusted"):
+            untrusted = dynvm.load(BERT_EXE)
+        trusted = dynvm.load(BERT_EXE, trust_native=True)
+        self.assertTrue(untrusted.native_code_ignored)
+        self.assertFalse(trusted.native_code_ignored)
+        with self.assertWarnsRegex(RuntimeWarning, "trust_native=True runs it"):
+            self.assertTrue(dynvm.load_bytes(self.data).native_code_ignored)
+        self.assertFalse(dynvm.load_bytes(self.data, trust_native=True).native_code_ignored)
+        a = dynvm.VirtualMachine(untrusted).invoke("main", ids, mask, mask)
+        b = dynvm.VirtualMachine(trusted).invoke("main", ids, mask, mask)
+        for x, y in zip(a, b):
+            self.assertLess(max_abs(x, y), TOLERANCE)
 
     def test_unreadable_file(self):
         with tempfile.TemporaryDirectory() as tmp:

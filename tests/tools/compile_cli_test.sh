@@ -27,6 +27,22 @@ for level in 0 1 2 3; do
     || fail "opt-level $level: $(cat "$TMP/got")"
 done
 
+# Native code (vm_compile's default, --target-cpu=native) runs only with --trust-native;
+# without it the fused programs run on the evaluator, to the same result, and vm_run
+# says so in one line; an executable without native code needs no notice.
+"$VM_RUN" "$TMP/mlp2.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 \
+  --expected_output=2x3xf32=1.2,4.4,7.6,1.2,4.4,7.6 > /dev/null 2> "$TMP/err" || fail "untrusted run"
+grep -q "^vm_run: notice: the executable's native code is not trusted" "$TMP/err" ||
+  fail "untrusted run said: $(cat "$TMP/err")"
+[ "$(wc -l < "$TMP/err")" -eq 1 ] || fail "the notice is not one line: $(cat "$TMP/err")"
+"$VM_RUN" "$TMP/mlp2.fbs" --trust-native --input=x=2x4xf32=1,1,1,1,1,1,1,1 \
+  --expected_output=2x3xf32=1.2,4.4,7.6,1.2,4.4,7.6 > /dev/null 2> "$TMP/err" || fail "trusted run"
+[ -s "$TMP/err" ] && fail "trusted run said: $(cat "$TMP/err")"
+"$VM_COMPILE" "$DATA/mlp.relay" -o "$TMP/portable.fbs" --const="$DATA/mlp_w.npy" --target-cpu=none ||
+  fail "--target-cpu=none"
+"$VM_RUN" "$TMP/portable.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 > /dev/null 2> "$TMP/err" || fail "portable run"
+[ -s "$TMP/err" ] && fail "a run without native code said: $(cat "$TMP/err")"
+
 # vm_run's budgets: past one, the run fails with exit 1 and a line naming the limit; a
 # budget the run fits in changes nothing.
 "$VM_RUN" "$TMP/mlp2.fbs" --input=x=2x4xf32=1,1,1,1,1,1,1,1 --max_memory_bytes=16 \

@@ -59,6 +59,9 @@ using ::dynvm::kernels::testing::Temp;
 using ::dynvm::kernels::testing::TensorOf;
 using ::testing::HasSubstr;
 
+// These tests run the native code they make: it is trusted (vm/executable.h).
+const vm::LoadOptions kTrusted{.trust_native_code = true};
+
 // An executable whose kernel table is one fused_elementwise entry per program.
 vm::ExecutableSpec SpecWith(const std::vector<std::pair<std::string, int>>& programs) {
   vm::ExecutableSpec spec;
@@ -82,7 +85,7 @@ std::shared_ptr<const vm::Executable> Build(vm::ExecutableSpec spec, const std::
   EXPECT_TRUE(stats.ok()) << stats.status();
   if (!stats.ok()) return nullptr;
   absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-      vm::Executable::Create(std::move(spec), kernels::DefaultRegistry());
+      vm::Executable::Create(std::move(spec), kernels::DefaultRegistry(), kTrusted);
   EXPECT_TRUE(exe.ok()) << exe.status();
   return exe.ok() ? *exe : nullptr;
 }
@@ -134,7 +137,7 @@ class NativeCodegenTest : public ::testing::TestWithParam<std::string> {
   bool Runnable(vm::ExecutableSpec spec) const {
     if (GetParam() != "x86-64-v4" || kernels::CpuHasFeature("avx512f")) return true;
     EXPECT_TRUE(GenerateNativeKernels(spec, {GetParam()}).ok());
-    absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+    absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(status.message(), HasSubstr("lacks avx512f"));
     return false;
@@ -349,9 +352,42 @@ TEST(NativeCodegen, TheLoaderRefusesCodeForAnotherCpu) {
   vm::ExecutableSpec spec = SpecWith({});
   spec.native = vm::NativeCode{"future", {"avx512f"}, "not an object", {}};
   if (!kernels::CpuHasFeature("avx512f")) {
-    EXPECT_EQ(vm::Executable::Create(spec, kernels::DefaultRegistry()).status().code(),
+    EXPECT_EQ(vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted).status().code(),
               absl::StatusCode::kFailedPrecondition);
   }
+}
+
+// Native code is loaded only when trusted. Untrusted, the native.fused_elementwise
+// entries bind fused_elementwise and run the same programs on the evaluator, with the
+// results of the trusted run (within the float rounding the native rows may differ
+// by); the native code is not even checked, so code for a CPU this one is not loads.
+TEST(NativeCodegen, UntrustedNativeCodeRunsOnTheEvaluator) {
+  std::mt19937 rng(29);
+  vm::ExecutableSpec spec = SpecWith({{"t0 = tanh(i0); t1 = multiply(t0, i1); t2 = exp(t1)", 2}});
+  ASSERT_TRUE(GenerateNativeKernels(spec, {"native"}).ok());
+  ASSERT_EQ(spec.kernels[0].name, kernels::kNativeElementwiseKernel);
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> trusted =
+      vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted);
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> untrusted =
+      vm::Executable::Create(spec, kernels::DefaultRegistry());
+  ASSERT_TRUE(trusted.ok()) << trusted.status();
+  ASSERT_TRUE(untrusted.ok()) << untrusted.status();
+  EXPECT_FALSE((*trusted)->native_code_ignored());
+  EXPECT_TRUE((*untrusted)->native_code_ignored());
+  EXPECT_EQ((*trusted)->kernel(0).name(), kernels::kNativeElementwiseKernel);
+  EXPECT_EQ((*untrusted)->kernel(0).name(), "fused_elementwise");
+  const std::vector<NDArray> inputs = {RandomTensor({37, 19}, DType::kF32, rng), RandomTensor({37, 19}, DType::kF32, rng)};
+  absl::StatusOr<NDArray> native = Call(**trusted, 0, inputs), evaluated = Call(**untrusted, 0, inputs);
+  ASSERT_TRUE(native.ok()) << native.status();
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+  ExpectClose(*evaluated, *native, "untrusted against trusted");
+
+  spec.native = vm::NativeCode{"future", {"quantum"}, "not an object", {}};
+  EXPECT_FALSE(vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted).ok());
+  absl::StatusOr<std::shared_ptr<const vm::Executable>> ignored =
+      vm::Executable::Create(spec, kernels::DefaultRegistry());
+  ASSERT_TRUE(ignored.ok()) << ignored.status();
+  EXPECT_TRUE((*ignored)->native_code_ignored());
 }
 
 TEST(NativeCodegen, NativeEntriesNeedNativeCodeForTheirProgram) {
@@ -359,13 +395,13 @@ TEST(NativeCodegen, NativeEntriesNeedNativeCodeForTheirProgram) {
   ASSERT_TRUE(GenerateNativeKernels(spec, {"native"}).ok());
   spec.kernels.push_back(
       vm::KernelEntry{kernels::kNativeElementwiseKernel, {{"program", std::string("t0 = exp(i0)")}}, 1, 1});
-  absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+  absl::Status status = vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
               HasSubstr("kernel table entry 1: kernel 'native.fused_elementwise': the executable "
                         "has no native code for program \"t0 = exp(i0)\""));
   spec.native.programs["t0 = exp(i0)"] = "missing";  // a program without functions
-  status = vm::Executable::Create(spec, kernels::DefaultRegistry()).status();
+  status = vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(status.message(), HasSubstr("missing_contiguous"));
 }
@@ -405,7 +441,7 @@ TEST(NativeCodegen, ProloguesAndEpiloguesRunNativeCode) {
     EXPECT_EQ(stats->kernels, c.kernel == "sum" ? 2 : 1) << c.kernel;
     EXPECT_EQ(spec.kernels[0].name, c.kernel);  // only fused_elementwise is renamed
     absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-        vm::Executable::Create(spec, kernels::DefaultRegistry());
+        vm::Executable::Create(spec, kernels::DefaultRegistry(), kTrusted);
     ASSERT_TRUE(exe.ok()) << exe.status();
     absl::StatusOr<NDArray> got = Call(**exe, 0, inputs);
     ASSERT_TRUE(got.ok()) << c.kernel << ": " << got.status();
