@@ -6,6 +6,8 @@
 #include <chrono>
 #include <system_error>
 
+#include "kernels/deadline.h"
+
 namespace dynvm::kernels {
 namespace {
 
@@ -32,6 +34,7 @@ struct ThreadPool::Job {
   int64_t n;
   int64_t chunk;
   int64_t chunks;
+  int64_t deadline_ns;  // the submitting thread's kernel deadline (kernels/deadline.h)
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
 };
@@ -57,6 +60,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::RunChunks(Job& job) {
+  const ScopedKernelDeadline deadline(job.deadline_ns);
   for (int64_t c; (c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks;) {
     const int64_t begin = c * job.chunk;
     job.fn(begin, std::min(job.n, begin + job.chunk));
@@ -106,7 +110,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     fn(0, n);
     return;
   }
-  Job job{fn, n, (n + chunks - 1) / chunks, 0};
+  Job job{fn, n, (n + chunks - 1) / chunks, 0, CurrentKernelDeadline()};
   job.chunks = (n + job.chunk - 1) / job.chunk;
   job_.store(&job);
   generation_.fetch_add(1, std::memory_order_acq_rel);

@@ -40,7 +40,8 @@ class ThreadPool {
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least `grain`
   // long (but the last), from up to num_threads() threads. Returns when all calls
-  // have returned.
+  // have returned. The threads running them have the caller's kernel deadline
+  // (kernels/deadline.h).
   void ParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn);
 
   // The process-wide pool, created on first use with `DefaultThreads()` threads.

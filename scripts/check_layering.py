@@ -47,7 +47,7 @@ RUNTIME = {"base", "objects", "kernels", "vm", "serializer", "codec"}
 KERNELS_CORE = {
     "kernels/kernel.h", "kernels/kernel.cc", "kernels/thread_pool.h",
     "kernels/thread_pool.cc", "kernels/cpu_features.h", "kernels/cpu_features.cc",
-    "kernels/scratch.h", "kernels/scratch.cc",
+    "kernels/scratch.h", "kernels/scratch.cc", "kernels/deadline.h",
 }
 # Folders that see only the kernels core (as a path prefix).
 CORE_ONLY = ("vm/", "serializer/", "codec/", "compiler/ir/")
@@ -105,7 +105,7 @@ def check_include(path, folder, included):
     if first == "kernels" and path.startswith(CORE_ONLY) and included not in KERNELS_CORE:
         return (f"{path.rsplit('/', 1)[0]}/ includes '{included}': it may include only "
                 f"the kernels core (kernels/kernel.h, thread_pool.h, cpu_features.h, "
-                f"scratch.h)")
+                f"scratch.h, deadline.h)")
     return None
 
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -21,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "kernels/deadline.h"
 #include "objects/adt.h"
 #include "objects/ndarray.h"
 #include "objects/shape_tuple.h"
@@ -291,15 +291,11 @@ namespace {
 // Steps between two looks at the clock when a deadline is set: a call or backward jump
 // costs a few ns, a clock read about 20.
 constexpr int64_t kStepsPerDeadlineCheck = 1024;
-constexpr int64_t kNoDeadline = INT64_MAX;
+constexpr int64_t kNoDeadline = kernels::kNoKernelDeadline;
 
-// Now on the monotonic clock: deadlines are kept there, so that a step of the wall
-// clock (NTP) neither ends invocations early nor extends them.
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// Deadlines are kept on the monotonic clock (kernels/deadline.h), that of the kernels'
+// own deadline, which the invocation's is.
+using kernels::SteadyNowNs;
 
 // `now` plus `d`, saturated to the int64 range; an infinite `d` is no deadline.
 int64_t SteadyDeadline(int64_t now, absl::Duration d) {
@@ -377,6 +373,9 @@ absl::StatusOr<Value> VirtualMachine::InvokeWithin(uint32_t function_index,
   for (size_t i = 0; i < args.size(); ++i) registers_[i] = args[i];
   frames_.push_back(Frame{function_index, 0, 0, 0});
   absl::StatusOr<Value> result;
+  // Long kernels stop between blocks of work once it passes; the check after each
+  // kernel call then fails the invocation.
+  const kernels::ScopedKernelDeadline kernel_deadline(deadline_ns_);
   if (options_.profiler != nullptr) [[unlikely]] {
     options_.profiler->Begin(*executable_, function_index);
     result = Run<true>();
@@ -612,6 +611,9 @@ absl::StatusOr<Value> VirtualMachine::Run() {
         FAIL(absl::Status(kernel_status.code(), absl::StrFormat("kernel '%s': %s", kernel.name(),
                                                                 kernel_status.message())));
       }
+      // A kernel the deadline stopped left its output unfinished: fail before anything
+      // reads it.
+      if (deadline_ns_ != kNoDeadline) [[unlikely]] TRY(CheckDeadline());
       if constexpr (kProfile) {
         options_.profiler->AddFlops(kernel.Flops(args));
       }

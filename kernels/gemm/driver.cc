@@ -31,6 +31,7 @@
 #include <cstring>
 
 #include "kernels/gemm/gemm.h"
+#include "kernels/deadline.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/microkernels.h"
 #include "kernels/scratch.h"
@@ -202,6 +203,7 @@ void RunTask(const GemmUkernels& kern, const GemmArgs& g, const KBlocks& kb, boo
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n1 - jc);
     for (int64_t b = 0; b < kb.count; ++b) {
+      if (KernelDeadlinePassed()) return;  // the run is over: leave C unfinished
       const int64_t pc = kb.begin(b);
       t.kc = kb.size(b);
       t.accumulate = b > 0;
@@ -254,7 +256,7 @@ void GemmRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) {
   std::atomic<int64_t> next{0};
   pool.ParallelFor(runners, /*grain=*/1, [&](int64_t, int64_t) {
     int64_t start = next.load(std::memory_order_relaxed);
-    while (start < units) {
+    while (start < units && !KernelDeadlinePassed()) {
       const int64_t band = start / n_panels, panel = start % n_panels;
       const int64_t piece = std::min(
           std::max((units - start) / (kGuidedShare * runners), min_piece), n_panels - panel);
@@ -290,6 +292,7 @@ void GemmFewRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) 
   const int64_t grain = CeilDiv(
       std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1))), unit);
   pool.ParallelFor(CeilDiv(g.n, unit), grain, [&](int64_t begin, int64_t end) {
+    if (KernelDeadlinePassed()) return;  // the run is over: leave C unfinished
     thread_local ScratchBuffer sums_scratch;
     float* sums = sums_scratch.As<float>(kSmallRows * kSmallCols);
     const int64_t j_end = std::min(g.n, end * unit);
