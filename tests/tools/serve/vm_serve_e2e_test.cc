@@ -477,6 +477,19 @@ TEST(VmServeTest, BadCommandLinesExitWithStatus2) {
   }
 }
 
+// The fixture has native code: vm_serve runs it only with --trust-native, and says so
+// in one line when it does not (here before failing on an unknown function).
+TEST(VmServeTest, NativeCodeRunsOnlyWhenTrusted) {
+  const std::string notice = "vm_serve: notice: the executable's native code is not trusted";
+  auto [status, text] = RunToExit("--port=0 --function=nope");
+  EXPECT_EQ(status, 1) << text;
+  EXPECT_THAT(text, HasSubstr(notice));
+  EXPECT_THAT(text, HasSubstr("nope"));
+  std::tie(status, text) = RunToExit("--port=0 --function=nope --trust-native");
+  EXPECT_EQ(status, 1) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr(notice)));
+}
+
 TEST(VmServeTest, AQueueThatCouldNeverFillIsRefusedAtStart) {
   // 64 queued + 1 worker x 8 rows running would need 72 of the 64 threads.
   auto [status, text] = RunToExit("--port=0 --max-queue=64");
