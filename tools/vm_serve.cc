@@ -115,7 +115,7 @@ CommandLine MakeCommandLine(Flags& flags) {
                    "requests waiting beyond which new ones get 503 (default: 32)"),
            IntFlag("max-body-bytes", "N", &flags.max_body_bytes, 1, kMaxInt64,
                    "a POST whose Content-Length is larger gets 413, unread; a JSON body may take "
-                   "~40x its size while parsed (default: 16777216)"),
+                   "~12x its size while parsed (default: 16777216)"),
            IntFlag("http-threads", "N", &flags.server.http_threads, 1, 4096,
                    "connections served at once; must exceed --max-queue plus --workers x "
                    "--max-batch (default: 64)"),

@@ -19,6 +19,7 @@
 #include "objects/element_codec.h"
 #include "objects/string_tensor.h"
 #include "tools/run/value_printer.h"
+#include "tools/serve/infer_json.h"
 
 namespace dynvm::tools::serve {
 namespace {
@@ -52,78 +53,86 @@ std::string DataPath(absl::Span<const size_t> path) {
   return out;
 }
 
-// The leaves of `data` nested as `shape`: an array at depth d < rank has shape[d] items,
-// the items at depth rank are scalars. Recurses at most rank (<= kMaxRank) deep.
-absl::Status FlattenNested(const json& data, const Shape& shape, std::vector<size_t>& path,
-                           std::vector<const json*>& out) {
+using Kind = DataTokens::Kind;
+
+// Checks that the value at token `at` of `data` nests as `shape` from depth
+// path.size(): an array at depth d < rank has shape[d] items, the items at depth rank
+// are scalars. Recurses at most rank (<= kMaxRank) deep.
+absl::Status CheckNested(const DataTokens& data, size_t at, const Shape& shape, std::vector<size_t>& path) {
   const size_t depth = path.size();
+  const bool array = data.kind(at) == Kind::kBegin;
   if (depth == shape.size()) {
-    if (data.is_array()) {
+    if (array) {
       return absl::InvalidArgumentError(absl::StrFormat("%s is an array, deeper than the rank %d of shape %s",
                                                         DataPath(path), shape.size(), ShapeToString(shape)));
     }
-    out.push_back(&data);
     return absl::OkStatus();
   }
-  if (!data.is_array() || static_cast<int64_t>(data.size()) != shape[depth]) {
+  int64_t items = 0;
+  if (array) {
+    for (size_t i = at + 1; data.kind(i) != Kind::kEnd; i = data.Skip(i)) ++items;
+  }
+  if (!array || items != shape[depth]) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is %s, but axis %d of shape %s needs an array of %d (nest data as the shape, or give it flat)",
-        DataPath(path), data.is_array() ? absl::StrFormat("an array of %d", data.size()) : Describe(data),
-        depth, ShapeToString(shape), shape[depth]));
+        DataPath(path), array ? absl::StrFormat("an array of %d", items) : Describe(data.AsJson(at)), depth,
+        ShapeToString(shape), shape[depth]));
   }
-  for (size_t i = 0; i < data.size(); ++i) {
-    path.push_back(i);
-    DYNVM_RETURN_IF_ERROR(FlattenNested(data[i], shape, path, out));
+  size_t i = at + 1;
+  for (int64_t k = 0; k < items; ++k, i = data.Skip(i)) {
+    path.push_back(static_cast<size_t>(k));
+    DYNVM_RETURN_IF_ERROR(CheckNested(data, i, shape, path));
     path.pop_back();
   }
   return absl::OkStatus();
 }
 
-// The leaves of `data` appended to `out`, in row-major order. `data` is a scalar (one
-// element), a flat array of scalars, or arrays nested exactly as `shape` (ragged
-// nesting such as [[1, 2, 3], [4]] for [2, 2] is refused, naming where).
-absl::Status FlattenData(const json& data, const Shape& shape, std::vector<const json*>& out) {
-  if (!data.is_array()) {
-    out.push_back(&data);
-    return absl::OkStatus();
-  }
-  const bool nested = std::any_of(data.begin(), data.end(), [](const json& item) { return item.is_array(); });
-  if (!nested) {
-    out.reserve(data.size());
-    for (const json& item : data) out.push_back(&item);
-    return absl::OkStatus();
-  }
+// Checks that `data` is a scalar (one element), a flat array of scalars, or arrays
+// nested exactly as `shape` (ragged nesting such as [[1, 2, 3], [4]] for [2, 2] is
+// refused, naming where); its elements are then its scalar tokens in order.
+absl::Status CheckData(const DataTokens& data, const Shape& shape) {
+  if (data.kind(0) != Kind::kBegin) return absl::OkStatus();
+  bool nested = false;
+  for (size_t i = 1; data.kind(i) != Kind::kEnd; i = data.Skip(i)) nested |= data.kind(i) == Kind::kBegin;
+  if (!nested) return absl::OkStatus();
   if (shape.size() < 2) {
     return absl::InvalidArgumentError(absl::StrFormat("data nests deeper than the rank %d of shape %s",
                                                       shape.size(), ShapeToString(shape)));
   }
   std::vector<size_t> path;
-  return FlattenNested(data, shape, path, out);
+  return CheckNested(data, 0, shape, path);
 }
 
-absl::Status StoreElement(const json& item, NDArrayObj& array, int64_t index) {
+absl::Status StoreElement(const DataTokens& data, size_t token, NDArrayObj& array, int64_t index) {
   const DType dtype = array.dtype();
+  const Kind kind = data.kind(token);
   if (dtype == DType::kBool) {
-    if (!item.is_boolean()) return absl::InvalidArgumentError("not true or false");
-    SetBoolElement(array, index, item.get<bool>());
+    if (kind != Kind::kBool) return absl::InvalidArgumentError("not true or false");
+    SetBoolElement(array, index, data.boolean(token));
     return absl::OkStatus();
   }
   if (dtype == DType::kString) {
-    if (!item.is_string()) return absl::InvalidArgumentError("not a string");
-    SetStringElement(array, index, item.get_ref<const std::string&>());
+    if (kind != Kind::kString) return absl::InvalidArgumentError("not a string");
+    SetStringElement(array, index, data.string(token));
     return absl::OkStatus();
   }
   if (IsFloatDType(dtype)) {
-    if (!item.is_number()) return absl::InvalidArgumentError("not a number");
+    double value;
+    switch (kind) {
+      case Kind::kFloat: value = data.floating(token); break;
+      case Kind::kInt: value = static_cast<double>(data.integer(token)); break;
+      case Kind::kUnsigned: value = static_cast<double>(data.unsigned_integer(token)); break;
+      default: return absl::InvalidArgumentError("not a number");
+    }
     // Finite: JSON has no infinities, and the parser refuses numbers past double's range.
-    SetFloatElement(array, index, item.get<double>());
+    SetFloatElement(array, index, value);
     if (!std::isfinite(ElementAsDouble(array, index))) {
       return absl::InvalidArgumentError(absl::StrFormat("out of the finite range of %s", KServeDatatype(dtype)));
     }
     return absl::OkStatus();
   }
-  if (item.is_number_unsigned()) return SetUnsignedElement(array, index, item.get<uint64_t>());
-  if (item.is_number_integer()) return SetIntegerElement(array, index, item.get<int64_t>());
+  if (kind == Kind::kUnsigned) return SetUnsignedElement(array, index, data.unsigned_integer(token));
+  if (kind == Kind::kInt) return SetIntegerElement(array, index, data.integer(token));
   return absl::InvalidArgumentError("not an integer");
 }
 
@@ -231,30 +240,33 @@ absl::StatusOr<NDArray> ParseBinaryTensor(std::string_view name, const json& siz
   return tensor;
 }
 
-absl::StatusOr<NDArray> ParseJsonTensor(std::string_view name, const json& data, const Shape& shape,
+absl::StatusOr<NDArray> ParseJsonTensor(std::string_view name, const DataTokens& data, const Shape& shape,
                                         DType dtype, const std::shared_ptr<Allocator>& allocator) {
-  std::vector<const json*> leaves;
-  absl::Status flattened = FlattenData(data, shape, leaves);
-  if (!flattened.ok()) return InputError(name, flattened.message());
+  absl::Status checked = CheckData(data, shape);
+  if (!checked.ok()) return InputError(name, checked.message());
+  int64_t elements = 0;
+  for (size_t i = 0; i < data.size(); ++i) elements += data.kind(i) != Kind::kBegin && data.kind(i) != Kind::kEnd;
   const int64_t count = *ShapeNumElements(shape);  // checked by TensorBytes
-  if (static_cast<int64_t>(leaves.size()) != count) {
-    return InputError(name, absl::StrFormat("shape %s has %d elements but data has %d",
-                                            ShapeToString(shape), count, leaves.size()));
+  if (elements != count) {
+    return InputError(name, absl::StrFormat("shape %s has %d elements but data has %d", ShapeToString(shape),
+                                            count, elements));
   }
   DYNVM_ASSIGN_OR_RETURN(NDArray tensor, NDArrayObj::Empty(shape, dtype, allocator));
-  for (int64_t i = 0; i < count; ++i) {
-    absl::Status stored = StoreElement(*leaves[i], *tensor, i);
+  int64_t index = 0;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data.kind(i) == Kind::kBegin || data.kind(i) == Kind::kEnd) continue;
+    absl::Status stored = StoreElement(data, i, *tensor, index);
     if (!stored.ok()) {
-      return InputError(name, absl::StrFormat("element %d (%s) of %s data: %s", i,
-                                              Describe(*leaves[i]), KServeDatatype(dtype),
-                                              stored.message()));
+      return InputError(name, absl::StrFormat("element %d (%s) of %s data: %s", index, Describe(data.AsJson(i)),
+                                              KServeDatatype(dtype), stored.message()));
     }
+    ++index;
   }
   return tensor;
 }
 
-absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, BinaryCursor& cursor,
-                                      const std::shared_ptr<Allocator>& allocator) {
+absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, const InferJson& parsed,
+                                      BinaryCursor& cursor, const std::shared_ptr<Allocator>& allocator) {
   if (!input.is_object()) return absl::InvalidArgumentError(absl::StrFormat("inputs[%d] is not an object", position));
   const auto name_it = input.find("name");
   // An empty name would bind by position (codec/argument_binder.h): inputs are named.
@@ -283,7 +295,10 @@ absl::StatusOr<InferInput> ParseInput(const json& input, size_t position, Binary
     DYNVM_ASSIGN_OR_RETURN(out.tensor, ParseBinaryTensor(name, *binary_size, shape, *dtype, nbytes,
                                                          cursor, allocator));
   } else if (data != input.end()) {
-    DYNVM_ASSIGN_OR_RETURN(out.tensor, ParseJsonTensor(name, *data, shape, *dtype, allocator));
+    if (position >= parsed.data.size() || !parsed.data[position].has_value()) {
+      return absl::InternalError(absl::StrFormat("input '%s': its data was not read", name));
+    }
+    DYNVM_ASSIGN_OR_RETURN(out.tensor, ParseJsonTensor(name, *parsed.data[position], shape, *dtype, allocator));
   } else {
     return InputError(name, "has neither 'data' nor parameters.binary_data_size");
   }
@@ -324,8 +339,9 @@ absl::Status ParseOutputs(const json& root, InferRequest& request) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<InferRequest> ParseRequestJson(const json& root, std::string_view binary,
+absl::StatusOr<InferRequest> ParseRequestJson(const InferJson& parsed, std::string_view binary,
                                               const std::shared_ptr<Allocator>& allocator) {
+  const json& root = parsed.root;
   if (!root.is_object()) return absl::InvalidArgumentError("the request must be a JSON object");
   InferRequest request;
   if (const auto id = root.find("id"); id != root.end()) {
@@ -338,7 +354,7 @@ absl::StatusOr<InferRequest> ParseRequestJson(const json& root, std::string_view
   }
   BinaryCursor cursor{binary, 0};
   for (size_t i = 0; i < inputs->size(); ++i) {
-    DYNVM_ASSIGN_OR_RETURN(InferInput input, ParseInput((*inputs)[i], i, cursor, allocator));
+    DYNVM_ASSIGN_OR_RETURN(InferInput input, ParseInput((*inputs)[i], i, parsed, cursor, allocator));
     request.inputs.push_back(std::move(input));
   }
   if (cursor.offset != binary.size()) {
@@ -433,22 +449,8 @@ absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body,
     return absl::InvalidArgumentError(absl::StrFormat("%s is %d but the body has %d bytes",
                                                       kHeaderLengthHeader, length, body.size()));
   }
-  json root;
-  // Parsed once, with exceptions: a syntax error is a parse_error with its position,
-  // a number past double's range (1e400) an out_of_range; both are the client's.
-  try {
-    root = json::parse(body.substr(0, length));
-  } catch (const json::parse_error& e) {
-    const std::string_view what = e.what();
-    return absl::InvalidArgumentError(
-        absl::StrFormat("malformed JSON at byte %d: %s", e.byte, what.substr(what.rfind(": ") + 2)));
-  } catch (const json::exception& e) {
-    const std::string_view what = e.what();
-    const size_t tag = what.find("] ");  // "[json.exception.out_of_range.406] number overflow ..."
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "malformed JSON: %s", tag == std::string_view::npos ? what : what.substr(tag + 2)));
-  }
-  return ParseRequestJson(root, body.substr(length), allocator);
+  DYNVM_ASSIGN_OR_RETURN(const InferJson parsed, ReadInferJson(body.substr(0, length)));
+  return ParseRequestJson(parsed, body.substr(length), allocator);
 }
 
 absl::StatusOr<EncodedResponse> EncodeInferResponse(std::string_view model_name,

@@ -40,8 +40,8 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;                         // 0: any free port
   // A POST whose Content-Length is larger gets 413 before its body is read. A JSON
-  // body takes up to ~40 times its size while parsed (inference_protocol.h), so with
-  // JSON bodies a request may hold ~40 x max_body_bytes for a moment.
+  // body takes up to ~12 times its size while parsed (inference_protocol.h), so with
+  // JSON bodies a request may hold ~12 x max_body_bytes for a moment.
   size_t max_body_bytes = size_t{16} << 20;
   // Threads handling connections. A keep-alive connection holds one while it is open,
   // and a request holds its connection's while queued or running, so this must exceed
