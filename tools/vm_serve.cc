@@ -172,6 +172,13 @@ absl::Status Serve(const Flags& flags) {
                model.name().c_str(), model.function().name.c_str(), flags.batcher.workers,
                flags.batcher.threads_per_worker,
                flags.batcher.max_batch > 1 ? plan.description().c_str() : "off: --max-batch=1");
+  // Every limit, as set or defaulted, so an operator sees what bounds the server.
+  const auto limit = [](int64_t value) { return value == 0 ? std::string("none") : std::to_string(value); };
+  std::fprintf(stderr,
+               "vm_serve: limits: --timeout-ms=%s --max-memory-bytes=%s --max-queue=%lld --max-body-bytes=%zu "
+               "--http-threads=%d\n",
+               limit(flags.timeout_ms).c_str(), limit(flags.batcher.max_memory_bytes).c_str(),
+               static_cast<long long>(flags.max_queue), flags.server.max_body_bytes, flags.server.http_threads);
   Metrics metrics;
   Batcher batcher(exe, model.function_index(), std::move(plan), flags.batcher, &metrics);
   Server server(model, batcher, metrics, flags.server);

@@ -490,6 +490,15 @@ TEST(VmServeTest, NativeCodeRunsOnlyWhenTrusted) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr(notice)));
 }
 
+// Every limit is printed at start, defaulted or set (here before the server fails to
+// bind an address that does not exist).
+TEST(VmServeTest, LimitsArePrintedAtStart) {
+  const auto [status, text] = RunToExit("--port=0 --host=256.256.256.256 --timeout-ms=250 --max-queue=7");
+  EXPECT_EQ(status, 1) << text;
+  EXPECT_THAT(text, HasSubstr("vm_serve: limits: --timeout-ms=250 --max-memory-bytes=none --max-queue=7 "
+                              "--max-body-bytes=16777216 --http-threads=64\n"));
+}
+
 TEST(VmServeTest, AQueueThatCouldNeverFillIsRefusedAtStart) {
   // 64 queued + 1 worker x 8 rows running would need 72 of the 64 threads.
   auto [status, text] = RunToExit("--port=0 --max-queue=64");
