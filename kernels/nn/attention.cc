@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "kernels/deadline.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/microkernels.h"
@@ -223,7 +224,7 @@ absl::Status AttentionKernel(const KernelCall& call) {
   const Microkernels& uk = GetMicrokernels();
   pool.ParallelFor(bh_count * blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
     float* scores = ThreadScratch<float>(ScratchSlot::kTask, block * d.seq_k);
-    for (int64_t t = begin; t < end; ++t) {
+    for (int64_t t = begin; t < end && !KernelDeadlinePassed(); ++t) {  // a stopped run leaves the rest
       const int64_t bh = t / blocks, q0 = t % blocks * block;
       const int64_t rows = std::min(block, d.seq_q - q0);
       GemmF32({.m = rows,

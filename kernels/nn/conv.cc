@@ -30,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "kernels/deadline.h"
 #include "kernels/gemm/flops.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/internal/checks.h"
@@ -223,7 +224,7 @@ void Depthwise(const ConvGeometry& g, const float* in, const float* weight, cons
   pool.ParallelFor(
       g.batch * g.out_channels, internal::GrainForBytes(sizeof(float) * out_plane * taps),
       [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
+        for (int64_t p = begin; p < end && !KernelDeadlinePassed(); ++p) {  // a stopped run leaves the rest
           const int64_t n = p / g.out_channels, o = p % g.out_channels;
           const int64_t c = o / g.group_out();  // the group's one input channel
           DepthwisePlane(g, uk, in + (n * g.in_channels + c) * in_plane, weight + o * taps,
@@ -282,7 +283,7 @@ void Im2colGemm(const ConvGeometry& g, const float* in, const float* weight, con
   pool.ParallelFor(g.batch * g.groups * tiles, /*grain=*/1, [&](int64_t begin, int64_t end) {
     float* col =
         pointwise ? nullptr : ThreadScratch<float>(ScratchSlot::kTask, patch * tile);
-    for (int64_t t = begin; t < end; ++t) {
+    for (int64_t t = begin; t < end && !KernelDeadlinePassed(); ++t) {  // a stopped run leaves the rest
       const int64_t n = t / (g.groups * tiles), group = t / tiles % g.groups;
       const int64_t p0 = t % tiles * tile, count = std::min(tile, pixels - p0);
       const float* in_group = in + (n * g.in_channels + group * g.group_in()) * g.in_h * g.in_w;

@@ -1,5 +1,5 @@
 // A time limit reaches into kernels (kernels/deadline.h): an invocation whose one
-// kernel is a GEMM much longer than its limit ends soon after the limit, not when the
+// kernel is a GEMM (or attention) much longer than its limit ends soon after the limit, not when the
 // GEMM would have, with DEADLINE_EXCEEDED naming the limit; the VM then runs the same
 // function to the right result. Durations are compared with the same GEMM's full run
 // measured in the same test, so a slow or noisy machine scales both.
@@ -64,6 +64,36 @@ def @main(%x: Tensor[(n, 1536), float32], %w: Tensor[(1536, 1536), float32]) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   MillisecondsOf(again, x, w, &status);
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// The same inside attention, whose blocks of queries are GEMMs and a softmax each: 8
+// heads of 2048 queries over 2048 keys.
+TEST(DeadlineTest, ATimeLimitEndsAttentionInTheMiddle) {
+  const std::shared_ptr<const vm::Executable> exe = testing::ParseCompileAndLoad(R"(#[version = "0.0.5"]
+def @main(%q: Tensor[(1, 8, 2048, 64), float32], %k: Tensor[(1, 8, 2048, 64), float32],
+          %v: Tensor[(1, 8, 2048, 64), float32]) {
+  nn.attention(%q, %k, %v, scale=0.125f)
+})", "attention.relay", {});
+  ASSERT_NE(exe, nullptr);
+  NDArray x = *NDArrayObj::Empty({1, 8, 2048, 64}, DType::kF32, MakeNaiveAllocator());
+  std::fill(x->data_as<float>(), x->data_as<float>() + x->num_elements(), 0.5f);
+  const auto run = [&](vm::VirtualMachine& machine, absl::Status* status) {
+    const auto start = std::chrono::steady_clock::now();
+    *status = machine.Invoke("main", {Value(x), Value(x), Value(x)}).status();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  vm::VirtualMachine unlimited(exe);
+  absl::Status status;
+  run(unlimited, &status);
+  double full = run(unlimited, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  full = std::min(full, run(unlimited, &status));
+  vm::VmOptions options;
+  options.timeout = absl::Milliseconds(std::max(1.0, full / 10));
+  vm::VirtualMachine limited(exe, options);
+  const double cut = run(limited, &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_LT(cut, full / 2) << "full run " << full << " ms, limit " << full / 10 << " ms";
 }
 
 }  // namespace
