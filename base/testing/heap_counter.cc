@@ -21,9 +21,8 @@ void* Allocate(size_t size, size_t alignment) {
                 ? std::malloc(size)
                 : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
   if (p == nullptr) throw std::bad_alloc();
-  const int64_t live =
-      g_live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p)), std::memory_order_relaxed) +
-      static_cast<int64_t>(malloc_usable_size(p));
+  const auto bytes = static_cast<int64_t>(malloc_usable_size(p));
+  const int64_t live = g_live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   for (int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
        live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed);) {
   }

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -74,15 +73,15 @@ class FunctionGen {
   absl::StatusOr<vm::Function> Run(const Expr& fn);
 
  private:
-  // What is in registers at a point of the code. A branch starts from the state before
-  // it and leaves it as it was: the other branch and the code after must not find values
-  // in registers that were never written on their path.
   // A closure known to be made of a closure's code: `let %f = @main.fn0(%x)`. It is
   // allocated only where used as a value; a call of it is a direct call of the code.
   struct KnownClosure {
     uint32_t function;
     std::vector<int64_t> captured;  // registers
   };
+  // What is in registers at a point of the code. A branch starts from the state before
+  // it and leaves it as it was: the other branch and the code after must not find values
+  // in registers that were never written on their path.
   struct Bound {
     absl::flat_hash_map<uintptr_t, uint32_t> values;
     absl::flat_hash_map<std::string, uint32_t> dims;  // Dim::ToString() -> its value
@@ -180,7 +179,10 @@ class ModuleGen {
     return static_cast<uint32_t>(spec_.kernels.size() - 1);
   }
   // Whether @`name` is a closure's code (lambda_lift.h).
-  bool IsClosureCode(const std::string& name) const { return closure_code_.contains(name); }
+  bool IsClosureCode(const std::string& name) const {
+    const absl::StatusOr<Expr> fn = module_.Function(name);
+    return fn.ok() && compiler::IsClosureCode(*fn);
+  }
   // The bytecode passes, then the encoding.
   absl::StatusOr<std::vector<uint32_t>> Finish(FunctionCode& code, std::vector<vm::SourceEntry>& source_map) {
     if (options_.plan_memory) stats_.memory += PlanMemory(code);
@@ -216,7 +218,6 @@ class ModuleGen {
   CodegenStats stats_;
   vm::ExecutableSpec spec_;
   absl::flat_hash_map<std::string, uint32_t> function_index_;
-  absl::flat_hash_set<std::string> closure_code_;
   absl::flat_hash_map<const NDArrayObj*, size_t> constant_index_;
   absl::flat_hash_map<std::string, uint32_t> source_index_;
 };
@@ -841,7 +842,6 @@ absl::StatusOr<vm::ExecutableSpec> ModuleGen::Run() {
   spec_.producer = "dynvm compiler";
   for (const std::string& name : module_.function_names()) {
     function_index_[name] = static_cast<uint32_t>(function_index_.size());
-    if (compiler::IsClosureCode(*module_.Function(name))) closure_code_.insert(name);
   }
   for (const std::string& name : module_.function_names()) {
     const Expr fn = *module_.Function(name);

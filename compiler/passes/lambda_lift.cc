@@ -1,4 +1,5 @@
-// Four walks over each def: the function (the def or a literal) each node is used in;
+// Four walks over each def that has literals: the function (the def or a literal) each
+// node is used in;
 // the literals that lets bind (and the variables binding them); which of those capture
 // nothing (in evaluation order, so that a literal using an earlier one that became a
 // global does not capture it); then the rewrite, bottom-up, so that a literal's own
@@ -250,6 +251,21 @@ absl::StatusOr<Expr> Lifter::Run(const std::string& def_name, const Expr& def) {
   return Expr::Function(def.params(), body, def.annotation(), def.type_params(), def.attrs());
 }
 
+// Whether `body` holds a function literal: one walk, so that a def without any (every
+// ONNX model's) costs no more.
+bool HasLiterals(const Expr& body) {
+  std::vector<Expr> stack = {body};
+  absl::flat_hash_set<uintptr_t> seen;
+  while (!stack.empty()) {
+    const Expr e = std::move(stack.back());
+    stack.pop_back();
+    if (e.is(ExprKind::kFunction)) return true;
+    if (IsAtom(e) || !seen.insert(e.identity()).second) continue;
+    ForEachChild(e, [&](const Expr& child) { stack.push_back(child); });
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<Module> LiftLambdas(const Module& module) {
@@ -257,7 +273,7 @@ absl::StatusOr<Module> LiftLambdas(const Module& module) {
   Lifter lifter(module, out);
   for (const std::string& name : module.function_names()) {
     const Expr def = *module.Function(name);
-    if (IsClosureCode(def)) continue;  // lifted already: its literal stays
+    if (IsClosureCode(def) || !HasLiterals(def.body())) continue;  // closure code keeps its literal
     DYNVM_ASSIGN_OR_RETURN(Expr lifted, lifter.Run(name, def));
     DYNVM_RETURN_IF_ERROR(out.SetFunction(name, std::move(lifted)));
   }

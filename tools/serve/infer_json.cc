@@ -45,7 +45,6 @@ json DataTokens::AsJson(size_t i) const {
     case Kind::kFloat: return floating(i);
     case Kind::kString: return std::string(string(i));
     case Kind::kObject: return json::object();
-    case Kind::kBegin: return json::array();
     default: return nullptr;
   }
 }
