@@ -70,6 +70,13 @@ constexpr int64_t kMaxPackedA = int64_t{1} << 22;
 constexpr int64_t kSmallM = 8;
 constexpr int64_t kSmallRows = 4;
 constexpr int64_t kSmallCols = 256;  // a multiple of NR
+// A product of so few rows reads each element of B for a multiply-add or four: its time
+// is B's bytes, and a task is worth another thread from 64 KiB of B on. (Counted in
+// multiply-adds, as kMinTaskWork, the Tree-LSTM's 270-720 KB matrix-vector products ran
+// on one thread: with both changes of 2026-12-03, this and the split sums of the
+// small-m micro-kernels, 11.2, 11.5 and 12.1 against 16.2, 14.4 and 14.9 us per node at
+// 16, 64 and 256 leaves, medians of 5 interleaved runs of bench_treelstm on Zen 4.)
+constexpr int64_t kMinFewRowsBytes = int64_t{1} << 16;
 
 // A product with B packed ahead whose packed A has at most kStreamMaxA floats (256
 // KiB, half an L2, so it stays there over all of k) is bound by reading B from memory:
@@ -290,7 +297,8 @@ void GemmFewRows(const GemmUkernels& kern, const GemmArgs& g, ThreadPool& pool) 
   }
   const int64_t unit = g.b_packed ? kGemmPanelWidth : 1;  // columns per unit of parallel work
   const int64_t grain = CeilDiv(
-      std::max<int64_t>(16, kMinTaskWork / (g.m * std::max<int64_t>(g.k, 1))), unit);
+      std::max<int64_t>(16, kMinFewRowsBytes / (int64_t{sizeof(float)} * std::max<int64_t>(g.k, 1))),
+      unit);
   pool.ParallelFor(CeilDiv(g.n, unit), grain, [&](int64_t begin, int64_t end) {
     if (KernelDeadlinePassed()) return;  // the run is over: leave C unfinished
     thread_local ScratchBuffer sums_scratch;

@@ -417,17 +417,22 @@ void f32_gemm_small_m__avx2_fma(int64_t rows, int64_t nc, int64_t k, const float
 
 // kRows rows of A times kPanels panels of a packed B (GemmPackB's layout: each a k x 16
 // row-major block, the next k * 16 floats on), all 16 columns of each, over k steps;
-// kRows * kPanels * 2 = 8 accumulators (6 for 3 rows).
-template <int kRows, int kPanels>
+// kRows * kPanels * 2 = 8 accumulators (6 for 3 rows). With fewer, kSplit interleaved k
+// steps keep their own sums, added at the end, so that the FMAs of one panel do not wait
+// for each other's results (their latency) at every step.
+template <int kRows, int kPanels, int kSplit = 1>
 void RowsTimesPanels(int64_t k, const float* a, int64_t lda, const float* b, float* sums,
                      int64_t ld) {
-  __m256 acc[kRows][kPanels][2];
+  __m256 acc[kSplit][kRows][kPanels][2];
   #pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
+  for (int s = 0; s < kSplit; ++s) {
     #pragma GCC unroll 8
-    for (int q = 0; q < kPanels; ++q) acc[r][q][0] = acc[r][q][1] = _mm256_setzero_ps();
+    for (int r = 0; r < kRows; ++r) {
+      #pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) acc[s][r][q][0] = acc[s][r][q][1] = _mm256_setzero_ps();
+    }
   }
-  for (int64_t p = 0; p < k; ++p) {
+  auto step = [&](int s, int64_t p) {
     __m256 bv[kPanels][2];
     #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
@@ -439,8 +444,25 @@ void RowsTimesPanels(int64_t k, const float* a, int64_t lda, const float* b, flo
       const __m256 ar = _mm256_broadcast_ss(a + r * lda + p);
       #pragma GCC unroll 8
       for (int q = 0; q < kPanels; ++q) {
-        acc[r][q][0] = _mm256_fmadd_ps(ar, bv[q][0], acc[r][q][0]);
-        acc[r][q][1] = _mm256_fmadd_ps(ar, bv[q][1], acc[r][q][1]);
+        acc[s][r][q][0] = _mm256_fmadd_ps(ar, bv[q][0], acc[s][r][q][0]);
+        acc[s][r][q][1] = _mm256_fmadd_ps(ar, bv[q][1], acc[s][r][q][1]);
+      }
+    }
+  };
+  int64_t p = 0;
+  for (; p + kSplit <= k; p += kSplit) {
+    #pragma GCC unroll 8
+    for (int s = 0; s < kSplit; ++s) step(s, p + s);
+  }
+  for (; p < k; ++p) step(0, p);
+  #pragma GCC unroll 8
+  for (int s = 1; s < kSplit; ++s) {
+    #pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      #pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) {
+        acc[0][r][q][0] = _mm256_add_ps(acc[0][r][q][0], acc[s][r][q][0]);
+        acc[0][r][q][1] = _mm256_add_ps(acc[0][r][q][1], acc[s][r][q][1]);
       }
     }
   }
@@ -448,10 +470,22 @@ void RowsTimesPanels(int64_t k, const float* a, int64_t lda, const float* b, flo
   for (int r = 0; r < kRows; ++r) {
     #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
-      _mm256_storeu_ps(sums + r * ld + q * kNr, acc[r][q][0]);
-      _mm256_storeu_ps(sums + r * ld + q * kNr + 8, acc[r][q][1]);
+      _mm256_storeu_ps(sums + r * ld + q * kNr, acc[0][r][q][0]);
+      _mm256_storeu_ps(sums + r * ld + q * kNr + 8, acc[0][r][q][1]);
     }
   }
+}
+
+// The `left` (1 to kMax) panels after the groups of kWide: one call over all of them,
+// k split so that about 8 sums are in flight.
+template <int kRows, int kMax>
+void RowsTimesLeftPanels(int64_t left, int64_t k, const float* a, int64_t lda, const float* b,
+                         float* sums, int64_t ld) {
+  if constexpr (kMax > 1) {
+    if (left < kMax) return RowsTimesLeftPanels<kRows, kMax - 1>(left, k, a, lda, b, sums, ld);
+  }
+  constexpr int kSplit = 4 / (kRows * kMax) > 1 ? 4 / (kRows * kMax) : 1;
+  RowsTimesPanels<kRows, kMax, kSplit>(k, a, lda, b, sums, ld);
 }
 
 template <int kRows>
@@ -462,7 +496,11 @@ void RowsTimesAllPanels(int64_t panels, int64_t k, const float* a, int64_t lda, 
   for (; q + kWide <= panels; q += kWide) {
     RowsTimesPanels<kRows, kWide>(k, a, lda, b + q * k * kNr, sums + q * kNr, ld);
   }
-  for (; q < panels; ++q) RowsTimesPanels<kRows, 1>(k, a, lda, b + q * k * kNr, sums + q * kNr, ld);
+  if constexpr (kWide > 1) {
+    if (q < panels) {
+      RowsTimesLeftPanels<kRows, kWide - 1>(panels - q, k, a, lda, b + q * k * kNr, sums + q * kNr, ld);
+    }
+  }
 }
 
 void f32_gemm_small_m_packed__avx2_fma(int64_t rows, int64_t panels, int64_t k, const float* a,

@@ -228,6 +228,11 @@ TEST(GemmTest, LargeShapesOnThreads) {
        .packed_b = true},
       {.m = 70, .n = 1100, .k = 400, .trans_b = true, .bias = true, .packed_b = true},
       {.m = 5, .n = 1100, .k = 300, .residual = Residual::kSeparate, .packed_b = true},
+      // Few rows against B packed ahead, split over threads by B's bytes: whole groups
+      // of panels and the few left (k split into interleaved sums, an odd k).
+      {.m = 1, .n = 450, .k = 301, .bias = true, .packed_b = true},
+      {.m = 2, .n = 600, .k = 150, .activation = Activation::kRelu, .packed_b = true},
+      {.m = 3, .n = 150, .k = 300, .residual = Residual::kSeparate, .packed_b = true},
       // B packed ahead and read as a stream (84 x 780 is the largest packed A that
       // is): two column panels, too few for the tasks, which split the rows into bands
       // too, over seven k blocks, into C that the residual aliases.
