@@ -280,6 +280,34 @@ absl::StatusOr<Type> AttentionRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, std::move(out));
 }
 
+// Sequences packed without padding: q [T, H, D], k [T, H, D], v [T, H, Dv], offsets
+// [n + 1] (i32 or i64; their values, rising from 0 to T, the kernel checks) -> [T, H, Dv].
+absl::StatusOr<Type> VarlenAttentionRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type q, TensorArg(call, 0, "q", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type k, TensorArg(call, 1, "k", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type v, TensorArg(call, 2, "v", kF32));
+  DYNVM_ASSIGN_OR_RETURN(const Type offsets, TensorArg(call, 3, "offsets", kIndex));
+  if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3) {
+    return OpError(call, absl::StrFormat("q %s, k %s and v %s must have rank 3 [T, H, D]",
+                                         ShapeText(q.shape()), ShapeText(k.shape()),
+                                         ShapeText(v.shape())));
+  }
+  const auto& qs = q.shape();
+  const auto& ks = k.shape();
+  const auto& vs = v.shape();
+  if (!MayEqual(qs[0], ks[0]) || !MayEqual(qs[1], ks[1]) || !MayEqual(qs[2], ks[2]) ||
+      !MayEqual(qs[0], vs[0]) || !MayEqual(qs[1], vs[1])) {
+    return OpError(call, absl::StrFormat("q %s, k %s and v %s: expected k of q's shape and v [T, H, Dv]",
+                                         ShapeText(qs), ShapeText(ks), ShapeText(vs)));
+  }
+  if (offsets.rank() != 1) {
+    return OpError(call, absl::StrFormat("offsets %s must have rank 1 [sequences + 1]",
+                                         ShapeText(offsets.shape())));
+  }
+  return Type::Tensor(DType::kF32, {qs[0], qs[1], vs[2]});
+}
+
 // PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],
 // w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c'); and the layers
 // nn.lstm / nn.gru (kSequence): x [seq, b, in], h0 (and c0) as h (and c) -> (y [seq, b,
@@ -409,6 +437,7 @@ constexpr OpDef kOps[] = {
     {"layout_transform", 1, 1, LayoutTransformRel},
     {"nn.contrib_dense_pack", 2, 3, DensePackRel},
     {"nn.attention", 3, 4, AttentionRel},
+    {"nn.varlen_attention", 4, 4, VarlenAttentionRel},
     {"nn.lstm_cell", 5, 7, RnnRel<4, false>},
     {"nn.gru_cell", 4, 6, RnnRel<3, false>},
     {"nn.lstm", 5, 9, RnnRel<4, true>},

@@ -14,13 +14,22 @@
 // place with a row stride of heads * dim, so that no transpose is needed either side.
 // The mask keeps its [batch, heads, seq_q, seq_k] meaning.
 //
-// Each head's kᵀ and v are first packed (GemmPackB) into the panels GemmF32 reads,
-// once for all its queries. Then each (batch, head) is cut into blocks of query rows
-// small enough that the block's score matrix (rows x seq_k) stays in cache between the
-// two products: GemmF32 writes
-// the scaled scores, the mask is added and each row softmaxed in place, and GemmF32
+// nn.varlen_attention: the same over sequences of different lengths packed one after
+// another, without padding and without a mask: each sequence attends to itself.
+//
+//   nn.varlen_attention(q [tokens, heads, head_dim], k [tokens, heads, head_dim],
+//                       v [tokens, heads, value_dim], offsets [n + 1]) -> [tokens, heads, value_dim]
+//
+// Sequence s is rows [offsets[s], offsets[s + 1]) of every tensor; offsets (i32 or i64)
+// rise from 0 to tokens (a sequence may be empty). Heads are read in place, as BSHD.
+//
+// Both run one plan over the (sequence, head) pairs of the call. Each pair's kᵀ and v
+// are first packed (GemmPackB) into the panels GemmF32 reads, once for all its queries.
+// Then each pair is cut into blocks of query rows small enough that the block's score
+// matrix (rows x seq_k) stays in cache between the two products: GemmF32 writes the
+// scaled scores, the mask is added and each row softmaxed in place, and GemmF32
 // multiplies the probabilities by v straight into the output. The full seq_q x seq_k
-// matrix never exists. Blocks of all heads run in parallel on the pool; each task's
+// matrix never exists. Blocks of all pairs run in parallel on the pool; each task's
 // GEMMs then run on its thread.
 #include <algorithm>
 #include <cmath>
@@ -29,12 +38,14 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "kernels/deadline.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/internal/checks.h"
 #include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
@@ -48,11 +59,22 @@ constexpr std::string_view kOp = "nn.attention";
 // Floats in a block of scores: 128 KiB, well inside L2 beside k and v of one head.
 constexpr int64_t kScoreBlockFloats = 32 * 1024;
 
+constexpr std::string_view kVarlenOp = "nn.varlen_attention";
+
 struct AttentionState {
-  bool has_scale;
-  float scale;
-  bool seq_major;  // layout "BSHD"
+  std::optional<float> scale;  // absent: 1 / sqrt(head_dim)
+  bool seq_major = false;      // layout "BSHD"
 };
+
+absl::StatusOr<std::optional<float>> GetScaleAttr(const Attrs& attrs) {
+  if (!attrs.contains("scale")) return std::nullopt;
+  DYNVM_ASSIGN_OR_RETURN(const double scale, GetFloatAttr(attrs, "scale"));
+  if (!std::isfinite(scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("attribute 'scale' must be finite, got %g", scale));
+  }
+  return static_cast<float>(scale);
+}
 
 absl::StatusOr<std::shared_ptr<const void>> BindAttention(const Attrs& attrs) {
   DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"scale", "layout"}));
@@ -61,16 +83,19 @@ absl::StatusOr<std::shared_ptr<const void>> BindAttention(const Attrs& attrs) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "attribute 'layout' must be \"BHSD\" or \"BSHD\", got \"%s\"", layout));
   }
-  AttentionState state{attrs.contains("scale"), 0.0f, layout == "BSHD"};
-  if (state.has_scale) {
-    DYNVM_ASSIGN_OR_RETURN(const double scale, GetFloatAttr(attrs, "scale"));
-    if (!std::isfinite(scale)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("attribute 'scale' must be finite, got %g", scale));
-    }
-    state.scale = static_cast<float>(scale);
-  }
-  return std::make_shared<const AttentionState>(state);
+  DYNVM_ASSIGN_OR_RETURN(const std::optional<float> scale, GetScaleAttr(attrs));
+  return std::make_shared<const AttentionState>(AttentionState{scale, layout == "BSHD"});
+}
+
+absl::StatusOr<std::shared_ptr<const void>> BindVarlenAttention(const Attrs& attrs) {
+  DYNVM_RETURN_IF_ERROR(CheckKnownAttrs(attrs, {"scale"}));
+  DYNVM_ASSIGN_OR_RETURN(const std::optional<float> scale, GetScaleAttr(attrs));
+  return std::make_shared<const AttentionState>(AttentionState{scale, true});
+}
+
+float ScaleFor(const AttentionState& state, int64_t head_dim) {
+  if (state.scale) return *state.scale;
+  return head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(head_dim)) : 1.0f;
 }
 
 // The extents of a call, after checking its inputs.
@@ -148,14 +173,14 @@ std::optional<double> AttentionFlops(const void* state, NDArrayObj* const* args,
          static_cast<double>(d->head_dim + d->value_dim);
 }
 
-// Adds the mask's rows for query rows [q0, q0 + rows) of head `bh` to `scores` and
-// softmaxes each row in place.
+// Adds the mask's rows for query rows [q0, q0 + rows) of head `bh` to `scores` (rows
+// of seq_k) and softmaxes each row in place.
 struct MaskedSoftmax {
-  const float* mask;   // null: no mask
-  Shape mask_strides;  // over [batch, heads, seq_q, seq_k], 0 on broadcast axes
-  int64_t heads, seq_k;
+  const float* mask = nullptr;  // null: no mask
+  Shape mask_strides;           // over [batch, heads, seq_q, seq_k], 0 on broadcast axes
+  int64_t heads = 1;
 
-  void Run(const Microkernels& uk, int64_t bh, int64_t q0, int64_t rows,
+  void Run(const Microkernels& uk, int64_t bh, int64_t q0, int64_t rows, int64_t seq_k,
            float* scores) const {
     for (int64_t i = 0; i < rows; ++i) {
       float* row = scores + i * seq_k;
@@ -173,97 +198,270 @@ struct MaskedSoftmax {
   }
 };
 
+// One (sequence, head) pair of a call: where row 0 of its q, k, v and output start
+// (element offsets), its lengths, and its index `bh` among the mask's [batch, heads].
+struct HeadPair {
+  int64_t q, k, v, out;
+  int64_t seq_q, seq_k;
+  int64_t bh;
+};
+
+// What the pairs of a call share: the tensors, their row strides (floats from a row to
+// the next: dim, or heads * dim when heads are read in place) and the softmax.
+struct HeadsCall {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  int64_t qk_stride, v_stride;  // the output's rows are v's
+  int64_t head_dim, value_dim;
+  float scale;
+  MaskedSoftmax softmax;
+};
+
+// A pair as RunHeadPairs plans it: where its packed kᵀ and v go, and its blocks of
+// query rows (the units of parallel work), numbered on from the previous pair's.
+struct PairPlan {
+  HeadPair pair;
+  int64_t packed_at;
+  int64_t first_block, block;  // the first block's number; rows per block
+};
+
+// Runs the `count` pairs `pair_at(0)`, `pair_at(1)`... of a call. Allocates nothing
+// once its thread's scratch has grown to the call's size.
+void RunHeadPairs(const HeadsCall& c, int64_t count, absl::FunctionRef<HeadPair(int64_t)> pair_at,
+                  ThreadPool& pool) {
+  thread_local ScratchBuffer plan_scratch;
+  PairPlan* plans = plan_scratch.As<PairPlan>(count + 1);
+  int64_t packed_size = 0, blocks = 0, max_scores = 1;
+  for (int64_t i = 0; i < count; ++i) {
+    const HeadPair p = pair_at(i);
+    const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(p.seq_k, 1), 1,
+                                              std::max<int64_t>(p.seq_q, 1));
+    plans[i] = {p, packed_size, blocks, block};
+    if (p.seq_k > 0) {
+      packed_size += GemmPackedBSize(c.head_dim, p.seq_k) + GemmPackedBSize(p.seq_k, c.value_dim);
+    }
+    blocks += (p.seq_q + block - 1) / block;
+    max_scores = std::max(max_scores, block * p.seq_k);
+  }
+  plans[count].first_block = blocks;  // the end, for the search below
+  // Every pair's kᵀ and v packed once into the panels the GEMMs read (GemmPackB), for
+  // all its blocks of queries, rather than by each block's GEMMs.
+  float* packed = ThreadScratch<float>(ScratchSlot::kCall, packed_size);
+  pool.ParallelFor(count, /*grain=*/1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const HeadPair& p = plans[i].pair;
+      if (p.seq_k == 0) continue;
+      float* kt = packed + plans[i].packed_at;
+      GemmPackB(c.head_dim, p.seq_k, c.k + p.k, c.qk_stride, /*trans_b=*/true, kt);
+      GemmPackB(p.seq_k, c.value_dim, c.v + p.v, c.v_stride, /*trans_b=*/false,
+                kt + GemmPackedBSize(c.head_dim, p.seq_k));
+    }
+  });
+  const Microkernels& uk = GetMicrokernels();
+  pool.ParallelFor(blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
+    float* scores = ThreadScratch<float>(ScratchSlot::kTask, max_scores);
+    // The pair of block `begin`: the last whose first block is at most it.
+    const PairPlan* plan =
+        std::upper_bound(plans, plans + count, begin,
+                         [](int64_t t, const PairPlan& p) { return t < p.first_block; }) - 1;
+    for (int64_t t = begin; t < end && !KernelDeadlinePassed(); ++t) {  // a stopped run leaves the rest
+      while (t >= plan[1].first_block) ++plan;
+      const HeadPair& p = plan->pair;
+      const int64_t q0 = (t - plan->first_block) * plan->block;
+      const int64_t rows = std::min(plan->block, p.seq_q - q0);
+      float* out = c.out + p.out + q0 * c.v_stride;
+      if (p.seq_k == 0) {  // no keys: each output is an empty weighted sum
+        for (int64_t i = 0; i < rows; ++i) std::fill_n(out + i * c.v_stride, c.value_dim, 0.0f);
+        continue;
+      }
+      const float* kt = packed + plan->packed_at;
+      GemmF32({.m = rows,
+               .n = p.seq_k,
+               .k = c.head_dim,
+               .a = c.q + p.q + q0 * c.qk_stride,
+               .lda = c.qk_stride,
+               .b = kt,
+               .b_packed = true,
+               .c = scores,
+               .ldc = p.seq_k,
+               .alpha = c.scale},
+              pool);
+      c.softmax.Run(uk, p.bh, q0, rows, p.seq_k, scores);
+      GemmF32({.m = rows,
+               .n = c.value_dim,
+               .k = p.seq_k,
+               .a = scores,
+               .lda = p.seq_k,
+               .b = kt + GemmPackedBSize(c.head_dim, p.seq_k),
+               .b_packed = true,
+               .c = out,
+               .ldc = c.v_stride},
+              pool);
+    }
+  });
+}
+
 absl::Status AttentionKernel(const KernelCall& call) {
   const AttentionState& state = *static_cast<const AttentionState*>(call.state);
   DYNVM_ASSIGN_OR_RETURN(const AttentionDims d, CheckAttentionInputs(call.inputs(), state.seq_major));
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kOp, call, {d.output()}));
   // A non-empty output bounds batch, heads and seq_q by its size, and seq_k by v's.
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
-  float* out = call.outputs()[0]->data_as<float>();
-  if (d.seq_k == 0) {  // no keys: each output is an empty weighted sum (k, v are empty)
-    std::fill_n(out, call.outputs()[0]->num_elements(), 0.0f);
-    return absl::OkStatus();
-  }
-  const float scale = state.has_scale  ? state.scale
-                      : d.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(d.head_dim))
-                                       : 1.0f;
-  MaskedSoftmax softmax{nullptr, {}, d.heads, d.seq_k};
+  HeadsCall c{.q = call.args[0]->data_as<float>(),
+              .k = call.args[1]->data_as<float>(),
+              .v = call.args[2]->data_as<float>(),
+              .out = call.outputs()[0]->data_as<float>(),
+              .qk_stride = (d.seq_major ? d.heads : 1) * d.head_dim,
+              .v_stride = (d.seq_major ? d.heads : 1) * d.value_dim,
+              .head_dim = d.head_dim,
+              .value_dim = d.value_dim,
+              .scale = ScaleFor(state, d.head_dim),
+              .softmax = {.mask = nullptr, .mask_strides = {}, .heads = d.heads}};
   if (call.num_inputs == 4) {
-    softmax.mask = call.args[3]->data_as<float>();
-    softmax.mask_strides = BroadcastStrides(call.args[3]->shape(), d.full_mask());
+    c.softmax.mask = call.args[3]->data_as<float>();
+    c.softmax.mask_strides = BroadcastStrides(call.args[3]->shape(), d.full_mask());
   }
-  const float* q = call.args[0]->data_as<float>();
-  const float* k = call.args[1]->data_as<float>();
-  const float* v = call.args[2]->data_as<float>();
-  // Where row i of head (b, h) of a tensor with rows of `dim` starts, and rows' stride.
-  const int64_t heads = d.heads;
-  auto row = [&](int64_t bh, int64_t seq, int64_t i, int64_t dim) {
-    return d.seq_major ? ((bh / heads * seq + i) * heads + bh % heads) * dim
-                       : (bh * seq + i) * dim;
+  // Where row 0 of head (b, h) of a tensor with rows of `dim` starts.
+  auto row0 = [&](int64_t bh, int64_t seq, int64_t dim) {
+    return d.seq_major ? (bh / d.heads * seq * d.heads + bh % d.heads) * dim : bh * seq * dim;
   };
-  const int64_t row_stride = d.seq_major ? heads : 1;
-  ThreadPool& pool = *call.pool;
-  // Every head's kᵀ and v packed once into the panels the GEMMs read (GemmPackB), for
-  // all its blocks of queries, rather than by each block's GEMMs.
-  const int64_t kt_size = GemmPackedBSize(d.head_dim, d.seq_k);
-  const int64_t v_size = GemmPackedBSize(d.seq_k, d.value_dim);
-  const int64_t bh_count = d.batch * d.heads;
-  float* packed = ThreadScratch<float>(ScratchSlot::kCall, bh_count * (kt_size + v_size));
-  pool.ParallelFor(bh_count, /*grain=*/1, [&](int64_t begin, int64_t end) {
-    for (int64_t bh = begin; bh < end; ++bh) {
-      float* head = packed + bh * (kt_size + v_size);
-      GemmPackB(d.head_dim, d.seq_k, k + row(bh, d.seq_k, 0, d.head_dim),
-                row_stride * d.head_dim, /*trans_b=*/true, head);
-      GemmPackB(d.seq_k, d.value_dim, v + row(bh, d.seq_k, 0, d.value_dim),
-                row_stride * d.value_dim, /*trans_b=*/false, head + kt_size);
+  RunHeadPairs(c, d.batch * d.heads, [&](int64_t bh) {
+    return HeadPair{row0(bh, d.seq_q, d.head_dim), row0(bh, d.seq_k, d.head_dim),
+                    row0(bh, d.seq_k, d.value_dim), row0(bh, d.seq_q, d.value_dim),
+                    d.seq_q, d.seq_k, bh};
+  }, *call.pool);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
+// nn.varlen_attention
+
+struct VarlenDims {
+  int64_t tokens, heads, head_dim, value_dim, sequences;
+  Shape output() const { return {tokens, heads, value_dim}; }
+};
+
+absl::StatusOr<VarlenDims> CheckVarlenInputs(absl::Span<NDArrayObj* const> inputs) {
+  DYNVM_RETURN_IF_ERROR(nn::CheckInputCount(kVarlenOp, static_cast<int>(inputs.size()), {4},
+                                            "q, k, v and offsets"));
+  const char* const names[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    DYNVM_RETURN_IF_ERROR(nn::CheckF32(kVarlenOp, names[i], *inputs[i]));
+    if (inputs[i]->ndim() != 3) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s must have rank 3 [tokens, heads, dim], got shape %s", kVarlenOp, names[i],
+          ShapeToString(inputs[i]->shape())));
     }
-  });
-  const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(d.seq_k, 1), 1,
-                                            std::max<int64_t>(d.seq_q, 1));
-  const int64_t blocks = (d.seq_q + block - 1) / block;
-  const Microkernels& uk = GetMicrokernels();
-  pool.ParallelFor(bh_count * blocks, /*grain=*/1, [&](int64_t begin, int64_t end) {
-    float* scores = ThreadScratch<float>(ScratchSlot::kTask, block * d.seq_k);
-    for (int64_t t = begin; t < end && !KernelDeadlinePassed(); ++t) {  // a stopped run leaves the rest
-      const int64_t bh = t / blocks, q0 = t % blocks * block;
-      const int64_t rows = std::min(block, d.seq_q - q0);
-      GemmF32({.m = rows,
-               .n = d.seq_k,
-               .k = d.head_dim,
-               .a = q + row(bh, d.seq_q, q0, d.head_dim),
-               .lda = row_stride * d.head_dim,
-               .b = packed + bh * (kt_size + v_size),
-               .b_packed = true,
-               .c = scores,
-               .ldc = d.seq_k,
-               .alpha = scale},
-              pool);
-      softmax.Run(uk, bh, q0, rows, scores);
-      GemmF32({.m = rows,
-               .n = d.value_dim,
-               .k = d.seq_k,
-               .a = scores,
-               .lda = d.seq_k,
-               .b = packed + bh * (kt_size + v_size) + kt_size,
-               .b_packed = true,
-               .c = out + row(bh, d.seq_q, q0, d.value_dim),
-               .ldc = row_stride * d.value_dim},
-              pool);
+  }
+  DYNVM_RETURN_IF_ERROR(internal::CheckIndexDType(kVarlenOp, "offsets", *inputs[3]));
+  const Shape& q = inputs[0]->shape();
+  const Shape& k = inputs[1]->shape();
+  const Shape& v = inputs[2]->shape();
+  if (k != q || v[0] != q[0] || v[1] != q[1]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: q %s, k %s and v %s do not fit: expected k %s and v [%d, %d, value_dim]", kVarlenOp,
+        ShapeToString(q), ShapeToString(k), ShapeToString(v), ShapeToString(q), q[0], q[1]));
+  }
+  if (inputs[3]->ndim() != 1 || inputs[3]->shape()[0] < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: offsets must have rank 1 [sequences + 1], got shape %s", kVarlenOp,
+        ShapeToString(inputs[3]->shape())));
+  }
+  return VarlenDims{q[0], q[1], q[2], v[2], inputs[3]->shape()[0] - 1};
+}
+
+int64_t OffsetAt(const NDArrayObj& offsets, int64_t i) {
+  return offsets.dtype() == DType::kI32 ? offsets.data_as<int32_t>()[i]
+                                        : offsets.data_as<int64_t>()[i];
+}
+
+// Values, so the kernel checks them, not the shape function: offsets rise from 0 to
+// the tokens.
+absl::Status CheckOffsets(const NDArrayObj& offsets, const VarlenDims& d) {
+  if (OffsetAt(offsets, 0) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: offsets[0] is %d, expected 0", kVarlenOp, OffsetAt(offsets, 0)));
+  }
+  for (int64_t s = 0; s < d.sequences; ++s) {
+    const int64_t begin = OffsetAt(offsets, s), end = OffsetAt(offsets, s + 1);
+    if (end < begin || end > d.tokens) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: offsets[%d] is %d after %d: expected offsets rising to %d (the tokens)",
+          kVarlenOp, s + 1, end, begin, d.tokens));
     }
-  });
+  }
+  if (OffsetAt(offsets, d.sequences) != d.tokens) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the last offset is %d, expected %d (the tokens)", kVarlenOp,
+        OffsetAt(offsets, d.sequences), d.tokens));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VarlenAttentionShapeFn(const ShapeCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const VarlenDims d, CheckVarlenInputs(call.input_span()));
+  call.output_shapes[0] = d.output();
+  return absl::OkStatus();
+}
+
+// 2 len² heads (head_dim + value_dim) per sequence.
+std::optional<double> VarlenAttentionFlops(const void*, NDArrayObj* const* args, int num_inputs) {
+  const absl::StatusOr<VarlenDims> d = CheckVarlenInputs({args, static_cast<size_t>(num_inputs)});
+  if (!d.ok() || !CheckOffsets(*args[3], *d).ok()) return std::nullopt;
+  double flops = 0;
+  for (int64_t s = 0; s < d->sequences; ++s) {
+    const double len = static_cast<double>(OffsetAt(*args[3], s + 1) - OffsetAt(*args[3], s));
+    flops += 2.0 * len * len * static_cast<double>(d->heads) *
+             static_cast<double>(d->head_dim + d->value_dim);
+  }
+  return flops;
+}
+
+absl::Status VarlenAttentionKernel(const KernelCall& call) {
+  DYNVM_ASSIGN_OR_RETURN(const VarlenDims d, CheckVarlenInputs(call.inputs()));
+  DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kVarlenOp, call, {d.output()}));
+  const NDArrayObj& offsets = *call.args[3];
+  DYNVM_RETURN_IF_ERROR(CheckOffsets(offsets, d));
+  if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
+  const HeadsCall c{.q = call.args[0]->data_as<float>(),
+                    .k = call.args[1]->data_as<float>(),
+                    .v = call.args[2]->data_as<float>(),
+                    .out = call.outputs()[0]->data_as<float>(),
+                    .qk_stride = d.heads * d.head_dim,
+                    .v_stride = d.heads * d.value_dim,
+                    .head_dim = d.head_dim,
+                    .value_dim = d.value_dim,
+                    .scale = ScaleFor(*static_cast<const AttentionState*>(call.state), d.head_dim),
+                    .softmax = {}};
+  // Pair s * heads + h: head h of sequence s (an empty sequence's pairs do nothing).
+  RunHeadPairs(c, d.sequences * d.heads, [&](int64_t i) {
+    const int64_t begin = OffsetAt(offsets, i / d.heads), h = i % d.heads;
+    const int64_t len = OffsetAt(offsets, i / d.heads + 1) - begin;
+    const int64_t qk = (begin * d.heads + h) * d.head_dim, v = (begin * d.heads + h) * d.value_dim;
+    return HeadPair{qk, qk, v, v, len, len, 0};
+  }, *call.pool);
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status RegisterAttentionKernels(KernelRegistry& registry) {
-  return registry.Register(KernelDef{.name = std::string(kOp),
-                                     .num_inputs = kVariadic,
+  DYNVM_RETURN_IF_ERROR(registry.Register(KernelDef{.name = std::string(kOp),
+                                                    .num_inputs = kVariadic,
+                                                    .num_outputs = 1,
+                                                    .fn = AttentionKernel,
+                                                    .bind = BindAttention,
+                                                    .shape_fn = AttentionShapeFn,
+                                                    .flops = AttentionFlops}));
+  return registry.Register(KernelDef{.name = std::string(kVarlenOp),
+                                     .num_inputs = 4,
                                      .num_outputs = 1,
-                                     .fn = AttentionKernel,
-                                     .bind = BindAttention,
-                                     .shape_fn = AttentionShapeFn,
-                                     .flops = AttentionFlops});
+                                     .fn = VarlenAttentionKernel,
+                                     .bind = BindVarlenAttention,
+                                     .shape_fn = VarlenAttentionShapeFn,
+                                     .flops = VarlenAttentionFlops});
 }
 
 }  // namespace dynvm::kernels

@@ -3,7 +3,9 @@
 // random sizes including 0 and 1 extents, every mask broadcast pattern, an explicit
 // scale, score rows long enough to split queries into several blocks, and its errors;
 // each case in both layouts ("BHSD", and "BSHD" on the same tensors with heads and
-// sequence swapped).
+// sequence swapped). nn.varlen_attention (packed sequences of any lengths, 0 to 512, in
+// any mix) against the same naive attention of each sequence alone, and against
+// nn.attention of each sequence alone, which runs the same float code: 1e-6 absolute.
 //
 // Tolerance: with q, k, v in [-1, 1] the scores carry float GEMM rounding of about
 // head_dim * eps, the softmax a few eps relative, and the output sums seq_k products of
@@ -229,6 +231,134 @@ TEST(AttentionTest, Errors) {
   ExpectInvalid(CallWithOutputs("nn.attention", bshd, {q, Empty({1, 7, 3, 4}), Empty({1, 7, 3, 6})},
                                 {Empty({1, 3, 2, 6})}),
                 "nn.attention: output 0 has shape [1, 3, 2, 6], expected [1, 2, 3, 6]");
+}
+
+// Rows [begin, begin + len) of a [tokens, heads, dim] tensor's values, as nn.attention's
+// BHSD q, k or v of one sequence: [1, heads, len, dim].
+std::vector<double> SequenceHeads(const std::vector<double>& x, int64_t begin, int64_t len,
+                                  int64_t heads, int64_t dim) {
+  const std::vector<double> rows(x.begin() + begin * heads * dim,
+                                 x.begin() + (begin + len) * heads * dim);
+  return SwapAxes12(rows, 1, len, heads, dim);
+}
+
+// Runs nn.varlen_attention on random q, k, v packing sequences of `lengths` and compares
+// each sequence's rows with the naive attention of that sequence alone, and with
+// nn.attention (layout BSHD, batch 1) of it.
+void CheckVarlen(std::mt19937& rng, const std::vector<int64_t>& lengths, int64_t heads,
+                 int64_t head_dim, int64_t value_dim, DType offsets_dtype = DType::kI64) {
+  SCOPED_TRACE(::testing::Message() << "lengths " << ShapeToString(lengths) << " h " << heads
+                                    << " d " << head_dim << " dv " << value_dim);
+  std::vector<int64_t> offsets = {0};
+  for (int64_t len : lengths) offsets.push_back(offsets.back() + len);
+  const int64_t tokens = offsets.back();
+  const NDArray q = RandomTensor({tokens, heads, head_dim}, DType::kF32, rng);
+  const NDArray k = RandomTensor({tokens, heads, head_dim}, DType::kF32, rng);
+  const NDArray v = RandomTensor({tokens, heads, value_dim}, DType::kF32, rng);
+  const int64_t n = static_cast<int64_t>(offsets.size());
+  const NDArray offsets_tensor =
+      offsets_dtype == DType::kI32
+          ? TensorOf<int32_t>({n}, std::vector<int32_t>(offsets.begin(), offsets.end()))
+          : TensorOf<int64_t>({n}, offsets);
+  absl::StatusOr<std::vector<NDArray>> out =
+      RunKernel("nn.varlen_attention", {}, {q, k, v, offsets_tensor});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0]->shape(), (Shape{tokens, heads, value_dim}));
+  const std::vector<double> qv = Values(q), kv = Values(k), vv = Values(v), got = Values((*out)[0]);
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    const int64_t begin = offsets[s], len = lengths[s];
+    if (len == 0) continue;
+    SCOPED_TRACE(::testing::Message() << "sequence " << s << " of length " << len);
+    const Dims d{1, heads, len, len, head_dim, value_dim};
+    const std::vector<double> expected = SwapAxes12(
+        NaiveAttention(d, SequenceHeads(qv, begin, len, heads, head_dim),
+                       SequenceHeads(kv, begin, len, heads, head_dim),
+                       SequenceHeads(vv, begin, len, heads, value_dim), nullptr, {},
+                       1 / std::sqrt(double(head_dim))),
+        1, heads, len, value_dim);
+    const int64_t row = heads * value_dim;
+    const NDArray rows = TensorOf<float>(
+        {len, heads, value_dim}, std::vector<float>((*out)[0]->data_as<float>() + begin * row,
+                                                    (*out)[0]->data_as<float>() + (begin + len) * row));
+    ExpectClose(rows, expected, 2e-5, 1e-4);
+
+    auto slice = [&](const NDArray& x, int64_t dim) {
+      const float* data = x->data_as<float>() + begin * heads * dim;
+      return TensorOf<float>({1, len, heads, dim}, std::vector<float>(data, data + len * heads * dim));
+    };
+    absl::StatusOr<std::vector<NDArray>> alone =
+        RunKernel("nn.attention", {{"layout", std::string("BSHD")}},
+                  {slice(q, head_dim), slice(k, head_dim), slice(v, value_dim)});
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    ExpectClose(rows, Values((*alone)[0]), 1e-6, 0.0);
+  }
+}
+
+TEST(VarlenAttentionTest, MixesOfLengths) {
+  std::mt19937 rng(36);
+  CheckVarlen(rng, {1}, 2, 8, 8);
+  CheckVarlen(rng, {5}, 3, 4, 6, DType::kI32);
+  CheckVarlen(rng, {1, 512, 3}, 2, 16, 16);
+  CheckVarlen(rng, {0, 7, 0, 0, 33, 0}, 2, 8, 5);
+  CheckVarlen(rng, {64, 64, 64}, 4, 64, 64);
+  for (int iter = 0; iter < 4; ++iter) {
+    std::vector<int64_t> lengths(RandomInt(rng, 1, 6));
+    for (int64_t& len : lengths) len = RandomInt(rng, 1, 9) < 3 ? RandomInt(rng, 1, 4) : RandomInt(rng, 1, 300);
+    CheckVarlen(rng, lengths, RandomInt(rng, 1, 3), RandomInt(rng, 1, 20), RandomInt(rng, 1, 20),
+                iter % 2 == 0 ? DType::kI64 : DType::kI32);
+  }
+}
+
+TEST(VarlenAttentionTest, NoSequencesOrNoTokens) {
+  const NDArray empty = Empty({0, 2, 4});
+  for (const std::vector<int64_t>& offsets : {std::vector<int64_t>{0}, {0, 0, 0}}) {
+    absl::StatusOr<std::vector<NDArray>> out = RunKernel(
+        "nn.varlen_attention", {},
+        {empty, empty, empty, TensorOf<int64_t>({static_cast<int64_t>(offsets.size())}, offsets)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0]->shape(), (Shape{0, 2, 4}));
+  }
+}
+
+TEST(VarlenAttentionTest, ExplicitScale) {
+  // One key: the output is its value whatever the scale; two equal keys' values averaged.
+  NDArray q = TensorOf<float>({3, 1, 1}, {1, 2, 3});
+  NDArray v = TensorOf<float>({3, 1, 1}, {10, 20, 30});
+  NDArray offsets = TensorOf<int64_t>({3}, {0, 1, 3});
+  NDArray k = TensorOf<float>({3, 1, 1}, {5, 0, 0});
+  absl::StatusOr<std::vector<NDArray>> out =
+      RunKernel("nn.varlen_attention", {{"scale", 3.0}}, {q, k, v, offsets});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectClose((*out)[0], {10, 25, 25}, 1e-5, 1e-6);
+}
+
+TEST(VarlenAttentionTest, Errors) {
+  NDArray x = Empty({5, 2, 4}), v = Empty({5, 2, 3});
+  NDArray offsets = TensorOf<int64_t>({3}, {0, 2, 5});
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v}),
+                "kernel 'nn.varlen_attention' takes 4 inputs and 1 outputs, not 3 and 1");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {Empty({1, 5, 2, 4}), x, v, offsets}),
+                "nn.varlen_attention: q must have rank 3 [tokens, heads, dim], got shape [1, 5, 2, 4]");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, Empty({5, 2, 3}), v, offsets}),
+                "nn.varlen_attention: q [5, 2, 4], k [5, 2, 3] and v [5, 2, 3] do not fit: "
+                "expected k [5, 2, 4] and v [5, 2, value_dim]");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, Empty({4, 2, 3}), offsets}), "do not fit");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, Empty({3})}),
+                "unsupported dtype f32 for nn.varlen_attention offsets");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, TensorOf<int64_t>({1, 2}, {0, 5})}),
+                "nn.varlen_attention: offsets must have rank 1 [sequences + 1], got shape [1, 2]");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, TensorOf<int64_t>({2}, {1, 5})}),
+                "nn.varlen_attention: offsets[0] is 1, expected 0");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, TensorOf<int64_t>({3}, {0, 3, 2})}),
+                "nn.varlen_attention: offsets[2] is 2 after 3: expected offsets rising to 5 (the tokens)");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, TensorOf<int32_t>({3}, {0, 9, 5})}),
+                "offsets[1] is 9 after 0");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {}, {x, x, v, TensorOf<int64_t>({2}, {0, 4})}),
+                "nn.varlen_attention: the last offset is 4, expected 5 (the tokens)");
+  ExpectInvalid(RunKernel("nn.varlen_attention", {{"layout", std::string("BSHD")}}, {x, x, v, offsets}),
+                "unknown attribute 'layout'");
+  ExpectInvalid(CallWithOutputs("nn.varlen_attention", {}, {x, x, v, offsets}, {Empty({5, 2, 4})}),
+                "nn.varlen_attention: output 0 has shape [5, 2, 4], expected [5, 2, 3]");
 }
 
 }  // namespace

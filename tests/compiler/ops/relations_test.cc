@@ -711,6 +711,17 @@ const std::map<std::string, Generator>& Generators() {
       if (Rand(rng, 0, 1)) c.args.push_back({DType::kF32, BroadcastPartner(rng, {b, h, sq, sk})});
       return c;
     };
+    (*g)["nn.varlen_attention"] = [](std::mt19937& rng) {
+      const int64_t t = Rand(rng, 0, 5), h = Rand(rng, 0, 2), d = Rand(rng, 0, 4), dv = Rand(rng, 0, 4);
+      const DType index = Rand(rng, 0, 9) == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
+      // Offsets rising from 0 to t: 0, t (one sequence) or 0, t / 2, t; now and then a
+      // k of another shape.
+      std::vector<double> offsets = {0, double(t)};
+      if (Rand(rng, 0, 1)) offsets.insert(offsets.begin() + 1, double(t / 2));
+      return Case{{{DType::kF32, {t, h, d}}, {DType::kF32, {t, h, Rand(rng, 0, 9) == 0 ? d + 1 : d}},
+                   {DType::kF32, {t, h, dv}}, {index, {static_cast<int64_t>(offsets.size())}}},
+                  {}, 1, {{3, offsets}}};
+    };
     for (int gates : {3, 4}) {
       (*g)[gates == 4 ? "nn.lstm_cell" : "nn.gru_cell"] = [gates](std::mt19937& rng) {
         const int64_t b = Rand(rng, 0, 3), in = Rand(rng, 0, 4), hid = Rand(rng, 1, 4);
