@@ -40,6 +40,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   DYNVM_RETURN_IF_ERROR(RegisterSoftmaxKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterNormalizationKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterAttentionKernels(registry));
+  DYNVM_RETURN_IF_ERROR(RegisterPackedSequenceKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterConvKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterPoolKernels(registry));
   DYNVM_RETURN_IF_ERROR(RegisterResizeKernels(registry));

@@ -308,6 +308,29 @@ absl::StatusOr<Type> VarlenAttentionRel(const OpCall& call) {
   return Type::Tensor(DType::kF32, {qs[0], qs[1], vs[2]});
 }
 
+// sequence_positions(offsets [n + 1] (i32 or i64), tokens [T, ...]) -> [T] i64: each
+// row's position within its packed sequence.
+absl::StatusOr<Type> SequencePositionsRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type offsets, TensorArg(call, 0, "offsets", kIndex));
+  DYNVM_ASSIGN_OR_RETURN(const Type tokens, TensorArg(call, 1, "tokens"));
+  if (offsets.rank() != 1 || tokens.rank() < 1) {
+    return OpError(call, absl::StrFormat("offsets %s must have rank 1 and tokens %s rank 1 or more",
+                                         ShapeText(offsets.shape()), ShapeText(tokens.shape())));
+  }
+  return Type::Tensor(DType::kI64, {tokens.shape()[0]});
+}
+
+// sequence_rows(offsets [n + 1] (i32 or i64), row=r) -> [n] i64: each sequence's row r.
+absl::StatusOr<Type> SequenceRowsRel(const OpCall& call) {
+  static constexpr DType kIndex[] = {DType::kI32, DType::kI64};
+  DYNVM_ASSIGN_OR_RETURN(const Type offsets, TensorArg(call, 0, "offsets", kIndex));
+  if (offsets.rank() != 1) {
+    return OpError(call, absl::StrFormat("offsets %s must have rank 1", ShapeText(offsets.shape())));
+  }
+  return Type::Tensor(DType::kI64, {offsets.shape()[0] - 1});
+}
+
 // PyTorch's cells: x [b, in], h [b, hid] (and c [b, hid]), w_ih [gates * hid, in],
 // w_hh [gates * hid, hid] [, b_ih, b_hh [gates * hid]] -> h' (and c'); and the layers
 // nn.lstm / nn.gru (kSequence): x [seq, b, in], h0 (and c0) as h (and c) -> (y [seq, b,
@@ -438,6 +461,8 @@ constexpr OpDef kOps[] = {
     {"nn.contrib_dense_pack", 2, 3, DensePackRel},
     {"nn.attention", 3, 4, AttentionRel},
     {"nn.varlen_attention", 4, 4, VarlenAttentionRel},
+    {"sequence_positions", 2, 2, SequencePositionsRel},
+    {"sequence_rows", 1, 1, SequenceRowsRel},
     {"nn.lstm_cell", 5, 7, RnnRel<4, false>},
     {"nn.gru_cell", 4, 6, RnnRel<3, false>},
     {"nn.lstm", 5, 9, RnnRel<4, true>},

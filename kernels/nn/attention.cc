@@ -45,10 +45,10 @@
 #include "kernels/deadline.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/gemm/gemm.h"
-#include "kernels/internal/checks.h"
 #include "kernels/microkernels.h"
 #include "kernels/nn/common.h"
 #include "kernels/nn/nn.h"
+#include "kernels/nn/packed_sequences.h"
 #include "kernels/scratch.h"
 
 namespace dynvm::kernels {
@@ -355,7 +355,7 @@ absl::StatusOr<VarlenDims> CheckVarlenInputs(absl::Span<NDArrayObj* const> input
           ShapeToString(inputs[i]->shape())));
     }
   }
-  DYNVM_RETURN_IF_ERROR(internal::CheckIndexDType(kVarlenOp, "offsets", *inputs[3]));
+  DYNVM_RETURN_IF_ERROR(nn::CheckOffsetsTensor(kVarlenOp, *inputs[3]));
   const Shape& q = inputs[0]->shape();
   const Shape& k = inputs[1]->shape();
   const Shape& v = inputs[2]->shape();
@@ -364,40 +364,7 @@ absl::StatusOr<VarlenDims> CheckVarlenInputs(absl::Span<NDArrayObj* const> input
         "%s: q %s, k %s and v %s do not fit: expected k %s and v [%d, %d, value_dim]", kVarlenOp,
         ShapeToString(q), ShapeToString(k), ShapeToString(v), ShapeToString(q), q[0], q[1]));
   }
-  if (inputs[3]->ndim() != 1 || inputs[3]->shape()[0] < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: offsets must have rank 1 [sequences + 1], got shape %s", kVarlenOp,
-        ShapeToString(inputs[3]->shape())));
-  }
   return VarlenDims{q[0], q[1], q[2], v[2], inputs[3]->shape()[0] - 1};
-}
-
-int64_t OffsetAt(const NDArrayObj& offsets, int64_t i) {
-  return offsets.dtype() == DType::kI32 ? offsets.data_as<int32_t>()[i]
-                                        : offsets.data_as<int64_t>()[i];
-}
-
-// Values, so the kernel checks them, not the shape function: offsets rise from 0 to
-// the tokens.
-absl::Status CheckOffsets(const NDArrayObj& offsets, const VarlenDims& d) {
-  if (OffsetAt(offsets, 0) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: offsets[0] is %d, expected 0", kVarlenOp, OffsetAt(offsets, 0)));
-  }
-  for (int64_t s = 0; s < d.sequences; ++s) {
-    const int64_t begin = OffsetAt(offsets, s), end = OffsetAt(offsets, s + 1);
-    if (end < begin || end > d.tokens) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: offsets[%d] is %d after %d: expected offsets rising to %d (the tokens)",
-          kVarlenOp, s + 1, end, begin, d.tokens));
-    }
-  }
-  if (OffsetAt(offsets, d.sequences) != d.tokens) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: the last offset is %d, expected %d (the tokens)", kVarlenOp,
-        OffsetAt(offsets, d.sequences), d.tokens));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status VarlenAttentionShapeFn(const ShapeCall& call) {
@@ -409,10 +376,10 @@ absl::Status VarlenAttentionShapeFn(const ShapeCall& call) {
 // 2 len² heads (head_dim + value_dim) per sequence.
 std::optional<double> VarlenAttentionFlops(const void*, NDArrayObj* const* args, int num_inputs) {
   const absl::StatusOr<VarlenDims> d = CheckVarlenInputs({args, static_cast<size_t>(num_inputs)});
-  if (!d.ok() || !CheckOffsets(*args[3], *d).ok()) return std::nullopt;
+  if (!d.ok() || !nn::CheckOffsetValues(kVarlenOp, *args[3], d->tokens).ok()) return std::nullopt;
   double flops = 0;
   for (int64_t s = 0; s < d->sequences; ++s) {
-    const double len = static_cast<double>(OffsetAt(*args[3], s + 1) - OffsetAt(*args[3], s));
+    const double len = static_cast<double>(nn::OffsetAt(*args[3], s + 1) - nn::OffsetAt(*args[3], s));
     flops += 2.0 * len * len * static_cast<double>(d->heads) *
              static_cast<double>(d->head_dim + d->value_dim);
   }
@@ -423,7 +390,7 @@ absl::Status VarlenAttentionKernel(const KernelCall& call) {
   DYNVM_ASSIGN_OR_RETURN(const VarlenDims d, CheckVarlenInputs(call.inputs()));
   DYNVM_RETURN_IF_ERROR(nn::CheckF32Outputs(kVarlenOp, call, {d.output()}));
   const NDArrayObj& offsets = *call.args[3];
-  DYNVM_RETURN_IF_ERROR(CheckOffsets(offsets, d));
+  DYNVM_RETURN_IF_ERROR(nn::CheckOffsetValues(kVarlenOp, offsets, d.tokens));
   if (call.outputs()[0]->num_elements() == 0) return absl::OkStatus();
   const HeadsCall c{.q = call.args[0]->data_as<float>(),
                     .k = call.args[1]->data_as<float>(),
@@ -437,8 +404,8 @@ absl::Status VarlenAttentionKernel(const KernelCall& call) {
                     .softmax = {}};
   // Pair s * heads + h: head h of sequence s (an empty sequence's pairs do nothing).
   RunHeadPairs(c, d.sequences * d.heads, [&](int64_t i) {
-    const int64_t begin = OffsetAt(offsets, i / d.heads), h = i % d.heads;
-    const int64_t len = OffsetAt(offsets, i / d.heads + 1) - begin;
+    const int64_t begin = nn::OffsetAt(offsets, i / d.heads), h = i % d.heads;
+    const int64_t len = nn::OffsetAt(offsets, i / d.heads + 1) - begin;
     const int64_t qk = (begin * d.heads + h) * d.head_dim, v = (begin * d.heads + h) * d.value_dim;
     return HeadPair{qk, qk, v, v, len, len, 0};
   }, *call.pool);

@@ -16,6 +16,9 @@ absl::Status RegisterSoftmaxKernels(KernelRegistry& registry);
 absl::Status RegisterNormalizationKernels(KernelRegistry& registry);
 // nn.attention, fused multi-head scaled dot-product attention (kernels/nn/attention.cc).
 absl::Status RegisterAttentionKernels(KernelRegistry& registry);
+// sequence_positions and sequence_rows, over sequences packed without padding
+// (kernels/nn/packed_sequences.cc).
+absl::Status RegisterPackedSequenceKernels(KernelRegistry& registry);
 // nn.conv1d and nn.conv2d, grouped and depthwise included (kernels/nn/conv.cc).
 absl::Status RegisterConvKernels(KernelRegistry& registry);
 // nn.max_pool2d, nn.avg_pool2d and nn.global_avg_pool2d (kernels/nn/pool.cc).

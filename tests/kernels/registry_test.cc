@@ -26,7 +26,7 @@ const char* const kOperators[] = {
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "l2_norm", "cumsum",
     // normalisation and attention
     "nn.softmax", "nn.log_softmax", "nn.layer_norm", "nn.batch_norm", "nn.attention",
-    "nn.varlen_attention",
+    "nn.varlen_attention", "sequence_positions", "sequence_rows",
     // matrix products
     "matmul", "nn.matmul", "nn.dense", "nn.batch_matmul", "gemm", "layout_transform",
     "nn.contrib_dense_pack",

@@ -722,6 +722,21 @@ const std::map<std::string, Generator>& Generators() {
                    {DType::kF32, {t, h, dv}}, {index, {static_cast<int64_t>(offsets.size())}}},
                   {}, 1, {{3, offsets}}};
     };
+    (*g)["sequence_positions"] = [](std::mt19937& rng) {
+      const int64_t t = Rand(rng, 0, 5);
+      const DType index = Rand(rng, 0, 9) == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
+      std::vector<double> offsets = {0, double(t)};
+      if (Rand(rng, 0, 1)) offsets.insert(offsets.begin() + 1, double(t / 2));
+      return Case{{{index, {static_cast<int64_t>(offsets.size())}}, {DType::kF32, RandShape(rng, 1, 3)}},
+                  {}, 1, {{0, offsets}}};
+    };
+    (*g)["sequence_rows"] = [](std::mt19937& rng) {
+      const DType index = Rand(rng, 0, 9) == 0 ? DType::kF32 : Rand(rng, 0, 1) ? DType::kI32 : DType::kI64;
+      const int64_t n = Rand(rng, 1, 4);
+      std::vector<double> offsets;
+      for (int64_t i = 0; i < n; ++i) offsets.push_back(double(2 * i));
+      return Case{{{index, {n}}}, {}, 1, {{0, offsets}}};
+    };
     for (int gates : {3, 4}) {
       (*g)[gates == 4 ? "nn.lstm_cell" : "nn.gru_cell"] = [gates](std::mt19937& rng) {
         const int64_t b = Rand(rng, 0, 3), in = Rand(rng, 0, 4), hid = Rand(rng, 1, 4);
