@@ -9,7 +9,7 @@
 // `meta[relay.Constant][i]` in the text is the i-th tensor of the --const files (paths
 // relative to the current directory; an .npz gives its arrays: arr_0, arr_1, ... in
 // that order, then keyword arrays as stored), or of the text's #[metadata] section; an ONNX model carries its weights (docs/onnx.md). --dump-ir prints the module in the text format after the
-// named pass (parsed, typed, lifted, folded, simplified, cse, combined, dce, fused) or after every
+// named pass (parsed, typed, lifted, folded, simplified, cse, combined, packed_entry, dce, fused) or after every
 // pass, to stdout; --no-fuse skips operator fusion; --dot writes a Graphviz drawing of
 // @main's dataflow as the last pass left it; --stats prints what memory planning and
 // register allocation did to stderr; --target-cpu chooses the CPU the fused groups are
@@ -123,7 +123,8 @@ CommandLine MakeCommandLine(Args& args) {
            StringFlag("dot", "main.dot", &args.dot,
                       "writes a Graphviz drawing of @main's dataflow as the last pass left it"),
            Switch("stats", &args.stats,
-                  "prints to stderr what memory planning and register allocation did")},
+                  "prints to stderr what memory planning and register allocation did, and whether "
+                  "a packed-token entry (@main_packed) was derived, or why not")},
       .after_parse = [&args] { return CheckArgs(args); },
   };
 }
@@ -147,6 +148,8 @@ absl::Status Run(const Args& args) {
   options.codegen_stats = &stats;
   options.target_cpu = args.target_cpu;
   options.native_stats = &native;
+  compiler::PackedEntryOutcome packed_entry{false, "not tried (--opt-level below 2)"};
+  options.packed_entry = &packed_entry;
   std::optional<compiler::Module> last;  // what the last pass left, for --dot
   options.after_pass = [&](std::string_view pass, const compiler::Module& m) {
     if (!args.dot.empty()) last = m;
@@ -172,6 +175,8 @@ absl::Status Run(const Args& args) {
                  static_cast<long long>(m.arena_bytes), static_cast<long long>(m.symbolic_tensors),
                  static_cast<long long>(m.symbolic_storages), static_cast<long long>(stats.registers_before),
                  static_cast<long long>(stats.registers_after));
+    std::fprintf(stderr, "packed entry: %s%s\n", packed_entry.derived ? "" : "none: ",
+                 packed_entry.detail.c_str());
     if (!args.target_cpu.empty()) {
       std::fprintf(stderr,
                    "native code: %d fused programs for %d kernel-table entries, %zu bytes, cpu %s (%s), "

@@ -15,6 +15,7 @@
 #include "compiler/passes/fuse_ops.h"
 #include "compiler/passes/lambda_lift.h"
 #include "compiler/passes/pack_dense.h"
+#include "compiler/passes/pack_tokens.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/type_infer.h"
 #include "vm/verifier.h"
@@ -50,21 +51,34 @@ bool FusionEnabled(const CompileOptions& options) { return options.fuse; }
 struct Pass {
   std::string_view name;
   int min_level;
-  absl::StatusOr<Module> (*run)(const Module&);
+  absl::StatusOr<Module> (*run)(const Module&, const CompileOptions&);
   bool (*enabled)(const CompileOptions&) = nullptr;  // null: always, at min_level
 };
 
+// A pass that needs no options.
+template <absl::StatusOr<Module> (*kRun)(const Module&)>
+absl::StatusOr<Module> Plain(const Module& module, const CompileOptions&) {
+  return kRun(module);
+}
+
+absl::StatusOr<Module> DerivePacked(const Module& module, const CompileOptions& options) {
+  return DerivePackedEntry(module, options.packed_entry);
+}
+
 constexpr Pass kPasses[] = {
-    {"typed", 0, InferTypes},
-    {"lifted", 0, LiftLambdas},  // before the rest: they see only global functions
-    {"folded", 1, FoldConstants},
-    {"simplified", 2, SimplifyAlgebra},
-    {"cse", 2, EliminateCommonSubexpressions},
-    {"combined", 2, CombineDense},  // after CSE: equal denses are one, not two parts
-    {"dce", 2, EliminateDeadCode},
-    {"fused", 1, Fuse, FusionEnabled},
-    {"packed", 2, PackWeights},
-    {"anf", 0, ToANormalForm},  // the form code generation reads: a let per value
+    {"typed", 0, Plain<InferTypes>},
+    {"lifted", 0, Plain<LiftLambdas>},  // before the rest: they see only global functions
+    {"folded", 1, Plain<FoldConstants>},
+    {"simplified", 2, Plain<SimplifyAlgebra>},
+    {"cse", 2, Plain<EliminateCommonSubexpressions>},
+    {"combined", 2, Plain<CombineDense>},  // after CSE: equal denses are one, not two parts
+    // After the rules that make nn.attention and before fusion, which both functions
+    // then go through.
+    {"packed_entry", 2, DerivePacked},
+    {"dce", 2, Plain<EliminateDeadCode>},
+    {"fused", 1, Plain<Fuse>, FusionEnabled},
+    {"packed", 2, Plain<PackWeights>},
+    {"anf", 0, Plain<ToANormalForm>},  // the form code generation reads: a let per value
 };
 
 bool Runs(const Pass& pass, const CompileOptions& options) {
@@ -90,7 +104,7 @@ absl::StatusOr<vm::ExecutableSpec> CompileModule(const Module& module, const Com
   Module current = module;
   for (const Pass& pass : kPasses) {
     if (!Runs(pass, options)) continue;
-    DYNVM_ASSIGN_OR_RETURN(current, pass.run(current));
+    DYNVM_ASSIGN_OR_RETURN(current, pass.run(current, options));
     if (options.after_pass) options.after_pass(pass.name, current);
   }
   CodegenOptions codegen;

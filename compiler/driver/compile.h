@@ -8,7 +8,8 @@
 // Passes, in order (docs/compiler.md): "typed" (type inference, always), "lifted"
 // (function literals become global functions, always), "folded"
 // (constant folding, opt_level >= 1), "simplified", "cse", "combined" (parallel dense
-// layers) and "dce" (>= 2), "fused" (operator fusion, >= 1 unless `fuse` is false),
+// layers), "packed_entry" (@main_packed, an encoder over packed sequences) and "dce"
+// (>= 2), "fused" (operator fusion, >= 1 unless `fuse` is false),
 // "anf" (A-normal form, always), then code generation, with memory planning and
 // register allocation from opt_level 1. The result is verified before it is returned.
 // With a `target_cpu`, the fused groups are then compiled to native code for it
@@ -25,6 +26,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/module.h"
 #include "compiler/llvm/native_codegen.h"
+#include "compiler/passes/pack_tokens.h"
 #include "vm/executable.h"
 
 namespace dynvm::compiler {
@@ -41,6 +43,9 @@ struct CompileOptions {
   std::string target_cpu;
   // If set (and native code is generated), receives what native codegen did.
   NativeCodegenStats* native_stats = nullptr;
+  // If set (opt_level >= 2), receives whether @main_packed was derived, or why not
+  // (compiler/passes/pack_tokens.h).
+  PackedEntryOutcome* packed_entry = nullptr;
 };
 
 // The names of the passes CompileModule runs with `options`, in order.

@@ -3,7 +3,10 @@
 #include "compiler/passes/fold_constant.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "base/status_macros.h"
 #include "compiler/ir/rewrite.h"
@@ -14,6 +17,46 @@
 
 namespace dynvm::compiler {
 namespace {
+
+// Calls folded in one run, by operator, attributes and argument values (the
+// NDArrays, by identity): a call that two functions of a module share (a weight packed
+// in @main and in @main_packed) folds to one constant, which the executable then
+// stores once.
+class FoldCache {
+ public:
+  const Expr* Find(const Expr& call, const std::vector<const NDArrayObj*>& args) const {
+    const auto it = entries_.find(args);
+    if (it == entries_.end()) return nullptr;
+    for (const Entry& e : it->second) {
+      if (e.op == call.callee().name() && e.attrs == call.attrs()) return &e.result;
+    }
+    return nullptr;
+  }
+  void Add(const Expr& call, std::vector<const NDArrayObj*> args, Expr result) {
+    entries_[std::move(args)].push_back({call.callee().name(), call.attrs(), std::move(result)});
+  }
+
+ private:
+  struct Entry {
+    std::string op;
+    kernels::Attrs attrs;
+    Expr result;
+  };
+  absl::flat_hash_map<std::vector<const NDArrayObj*>, std::vector<Entry>> entries_;
+};
+
+// The arguments' values in order, a tuple's fields in its place.
+std::vector<const NDArrayObj*> ArgumentValues(const Expr& call) {
+  std::vector<const NDArrayObj*> values;
+  for (const Expr& arg : call.args()) {
+    if (arg.is(ExprKind::kTuple)) {
+      for (const Expr& f : arg.fields()) values.push_back(f.value().get());
+    } else {
+      values.push_back(arg.value().get());
+    }
+  }
+  return values;
+}
 
 // The value of `call` (all of whose arguments are constants), or `call` itself when it
 // cannot or should not be folded.
@@ -81,10 +124,14 @@ bool IsConstantArgument(const Expr& e) {
          (e.is(ExprKind::kTuple) && std::all_of(e.fields().begin(), e.fields().end(), IsConstant));
 }
 
-absl::StatusOr<Expr> Fold(const Expr& e) {
+absl::StatusOr<Expr> Fold(const Expr& e, FoldCache& cache) {
   if (e.is(ExprKind::kCall) && e.callee().is(ExprKind::kOp) &&
       std::all_of(e.args().begin(), e.args().end(), IsConstantArgument)) {
-    return FoldCall(e);
+    std::vector<const NDArrayObj*> args = ArgumentValues(e);
+    if (const Expr* folded = cache.Find(e, args)) return *folded;
+    Expr folded = FoldCall(e);
+    if (!folded.same_as(e)) cache.Add(e, std::move(args), folded);
+    return folded;
   }
   if (e.is(ExprKind::kTupleGetItem) && e.tuple().is(ExprKind::kTuple) &&
       e.index() >= 0 && e.index() < static_cast<int>(e.tuple().fields().size())) {
@@ -93,12 +140,20 @@ absl::StatusOr<Expr> Fold(const Expr& e) {
   return e;
 }
 
+absl::StatusOr<Expr> FoldWith(const Expr& expr, FoldCache& cache) {
+  return RewriteBottomUp(expr, [&cache](const Expr& e) { return Fold(e, cache); });
+}
+
 }  // namespace
 
-absl::StatusOr<Expr> FoldConstants(const Expr& expr) { return RewriteBottomUp(expr, Fold); }
+absl::StatusOr<Expr> FoldConstants(const Expr& expr) {
+  FoldCache cache;
+  return FoldWith(expr, cache);
+}
 
 absl::StatusOr<Module> FoldConstants(const Module& module) {
-  return module.MapFunctions([](const Expr& fn) { return FoldConstants(fn); });
+  FoldCache cache;
+  return module.MapFunctions([&cache](const Expr& fn) { return FoldWith(fn, cache); });
 }
 
 }  // namespace dynvm::compiler

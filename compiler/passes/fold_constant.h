@@ -7,6 +7,9 @@
 // becomes
 //   nn.contrib_dense_pack(%x, meta[relay.Constant][1])     // the weight, packed once
 //
+// One run folds a call that several functions share (by operator, attributes and
+// argument values) once: the executable stores its value once.
+//
 // Requires: nothing; keeps checked types. A call whose kernel fails on its constant
 // arguments is left for run time (it may sit in a branch never taken), and so is one
 // whose result would exceed kMaxFoldedElements elements (folding it would only move a
