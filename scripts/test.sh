@@ -36,7 +36,7 @@ done
 # ThreadSanitizer on the concurrency tests: VMs on many threads sharing one executable,
 # vm_serve's batcher, the thread pool, the allocators. Only those targets are built (no
 # compiler); the tiny BERT executable is the one the Release run's fixture compiled.
-tsan_tests=(vm_sharing_test serve_batcher_test kernels_thread_pool_test objects_allocator_test)
+tsan_tests=(vm_sharing_test serve_batcher_test serve_token_plan_test kernels_thread_pool_test objects_allocator_test)
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDYNVM_TSAN=ON \
   -DDYNVM_BUILD_BENCHMARKS=OFF
 cmake --build build-tsan -j"$jobs" --target "${tsan_tests[@]}"

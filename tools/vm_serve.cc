@@ -42,6 +42,8 @@ namespace dynvm::tools::serve {
 namespace {
 
 constexpr int kExitError = 1;
+// Real tokens per packed invocation by default: see docs/serving.md for the measurement.
+constexpr int64_t kDefaultMaxBatchTokens = 256;
 
 // The command line's values, with their defaults; those without a field of the options
 // they end in are converted by FinishFlags.
@@ -50,7 +52,7 @@ struct Flags {
   std::string name;  // default: the executable's stem
   std::string function = "main";
   ServerOptions server;
-  BatcherOptions batcher = {.max_batch = 8};
+  BatcherOptions batcher = {.max_batch = 8, .max_batch_tokens = kDefaultMaxBatchTokens};
   std::vector<std::string> pad_specs;
   std::vector<PadRule> pads;  // pad_specs parsed
   int64_t threads_per_worker = 0;  // 0: divide the hardware threads
@@ -108,6 +110,9 @@ CommandLine MakeCommandLine(Flags& flags) {
            IntFlag("max-batch", "N", &flags.batcher.max_batch, 1, kMaxInt,
                    "rows (axis 0) a worker runs in one invocation (default: 8; 1 turns batching "
                    "off)"),
+           IntFlag("max-batch-tokens", "N", &flags.batcher.max_batch_tokens, 0, kMaxInt,
+                   "real tokens a worker runs in one invocation of the function's packed entry, "
+                   "requests packed without padding (default: 256; 0 turns packing off)"),
            IntFlag("batch-delay-us", "N", &flags.batch_delay_us, 0, 60'000'000,
                    "how long a worker waits for more requests to fill a batch (default: 0, batch "
                    "only what is already queued)"),
@@ -172,6 +177,13 @@ absl::Status Serve(const Flags& flags) {
                model.name().c_str(), model.function().name.c_str(), flags.batcher.workers,
                flags.batcher.threads_per_worker,
                flags.batcher.max_batch > 1 ? plan.description().c_str() : "off: --max-batch=1");
+  const TokenPlan tokens = TokenPlan::Create(*exe, model.function_index());
+  std::fprintf(stderr, "vm_serve: packing %s\n",
+               flags.batcher.max_batch_tokens == 0 ? "off: --max-batch-tokens=0"
+               : tokens.enabled() ? absl::StrFormat("%s, up to %d tokens and %d rows per invocation",
+                                                    tokens.description(), flags.batcher.max_batch_tokens,
+                                                    flags.batcher.max_batch).c_str()
+                                  : tokens.description().c_str());
   // Every limit, as set or defaulted, so an operator sees what bounds the server.
   const auto limit = [](int64_t value) { return value == 0 ? std::string("none") : std::to_string(value); };
   std::fprintf(stderr,

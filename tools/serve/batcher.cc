@@ -36,6 +36,7 @@ Batcher::Batcher(std::shared_ptr<const vm::Executable> executable, uint32_t func
     : executable_(executable),
       function_index_(function_index),
       plan_(std::move(plan)),
+      token_plan_(TokenPlan::Create(*executable_, function_index)),
       options_(options),
       metrics_(metrics) {
   for (int i = 0; i < options_.workers; ++i) {
@@ -90,54 +91,65 @@ void Batcher::PublishQueueDepth() {
 
 void Batcher::WorkLoop(Worker& worker) {
   while (true) {
-    std::vector<Pending> batch = NextBatch();
-    if (batch.empty()) return;
+    Batch batch = NextBatch();
+    if (batch.requests.empty()) return;
     Run(worker, batch);
   }
 }
 
-bool Batcher::Fits(const std::vector<Pending>& batch, int64_t rows, const std::vector<Value>& args) const {
-  if (rows + plan_.Rows(args) > options_.max_batch || !plan_.Compatible(batch[0].args, args)) return false;
+int64_t Batcher::PackedTokens(const std::vector<Value>& args) const {
+  return options_.max_batch_tokens > 0 ? token_plan_.Tokens(args) : 0;
+}
+
+bool Batcher::Fits(const Batch& batch, const std::vector<Value>& args) const {
+  if (batch.rows + plan_.Rows(args) > options_.max_batch) return false;
+  if (batch.packed) {
+    const int64_t tokens = PackedTokens(args);
+    return tokens > 0 && batch.tokens + tokens <= options_.max_batch_tokens;
+  }
+  if (!plan_.Compatible(batch.requests[0].args, args)) return false;
   std::vector<const std::vector<Value>*> members;
-  for (const Pending& pending : batch) members.push_back(&pending.args);
+  for (const Pending& pending : batch.requests) members.push_back(&pending.args);
   return plan_.WithinPaddingBudget(members, args);
 }
 
-void Batcher::Gather(std::vector<Pending>& batch, int64_t& rows) {
-  for (auto it = queue_.begin(); it != queue_.end() && rows < options_.max_batch;) {
-    const int64_t more = plan_.Rows(it->args);
-    if (!Fits(batch, rows, it->args)) {
+void Batcher::Gather(Batch& batch) {
+  for (auto it = queue_.begin(); it != queue_.end() && batch.rows < options_.max_batch;) {
+    if (!Fits(batch, it->args)) {
       ++it;
       continue;
     }
-    rows += more;
-    batch.push_back(std::move(*it));
+    batch.rows += plan_.Rows(it->args);
+    if (batch.packed) batch.tokens += PackedTokens(it->args);
+    batch.requests.push_back(std::move(*it));
     it = queue_.erase(it);
   }
 }
 
-std::vector<Batcher::Pending> Batcher::NextBatch() {
+Batcher::Batch Batcher::NextBatch() {
   std::unique_lock lock(mu_);
   queue_changed_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
-  std::vector<Pending> batch;
+  Batch batch;
   if (queue_.empty()) return batch;  // shutting down, and nothing is left
-  batch.push_back(std::move(queue_.front()));
+  batch.requests.push_back(std::move(queue_.front()));
   queue_.pop_front();
-  if (plan_.enabled() && options_.max_batch > 1) {
-    int64_t rows = plan_.Rows(batch[0].args);
-    Gather(batch, rows);
+  batch.rows = plan_.Rows(batch.requests[0].args);
+  batch.tokens = PackedTokens(batch.requests[0].args);
+  batch.packed = batch.tokens > 0;
+  if ((batch.packed || plan_.enabled()) && options_.max_batch > 1) {
+    Gather(batch);
     const auto deadline = std::chrono::steady_clock::now() + options_.batch_delay;
     // Wakes when a request that fits arrives (or on shutdown, which runs what is here).
     auto can_grow = [&] {
       if (shutting_down_) return true;
       for (const Pending& pending : queue_) {
-        if (Fits(batch, rows, pending.args)) return true;
+        if (Fits(batch, pending.args)) return true;
       }
       return false;
     };
-    while (rows < options_.max_batch && !shutting_down_ &&
+    while (batch.rows < options_.max_batch && !shutting_down_ &&
            queue_changed_.wait_until(lock, deadline, can_grow)) {
-      Gather(batch, rows);
+      Gather(batch);
     }
   }
   PublishQueueDepth();
@@ -153,29 +165,35 @@ void Batcher::RunAlone(Worker& worker, Pending& pending) {
   }
 }
 
-void Batcher::Run(Worker& worker, std::vector<Pending>& batch) {
-  if (metrics_ != nullptr) metrics_->RecordBatch(static_cast<int64_t>(batch.size()));
+void Batcher::Run(Worker& worker, Batch& batch) {
+  if (metrics_ != nullptr) {
+    metrics_->RecordBatch(static_cast<int64_t>(batch.requests.size()));
+    if (batch.packed) metrics_->RecordBatchTokens(batch.tokens);
+  }
   vm::VirtualMachine& machine = worker.machine;
-  if (batch.size() == 1) {
-    RunAlone(worker, batch[0]);
+  if (batch.requests.size() == 1) {
+    RunAlone(worker, batch.requests[0]);
     return;
   }
   std::vector<const std::vector<Value>*> requests;
-  for (const Pending& pending : batch) requests.push_back(&pending.args);
+  for (const Pending& pending : batch.requests) requests.push_back(&pending.args);
   absl::StatusOr<std::vector<std::vector<Value>>> parts = [&]() -> absl::StatusOr<std::vector<std::vector<Value>>> {
-    absl::StatusOr<std::vector<Value>> merged = plan_.Merge(requests, machine.allocator());
+    absl::StatusOr<std::vector<Value>> merged =
+        batch.packed ? token_plan_.Merge(requests, machine.allocator()) : plan_.Merge(requests, machine.allocator());
     if (!merged.ok()) return merged.status();
-    absl::StatusOr<Value> result = machine.Invoke(function_index_, *merged);
+    absl::StatusOr<Value> result =
+        machine.Invoke(batch.packed ? token_plan_.packed_index() : function_index_, *merged);
     if (!result.ok()) return result.status();
-    return plan_.Split(FlattenValue(*result), requests, machine.allocator());
+    return batch.packed ? token_plan_.Split(FlattenValue(*result), requests, machine.allocator())
+                        : plan_.Split(FlattenValue(*result), requests, machine.allocator());
   }();
   if (parts.ok()) {
-    for (size_t r = 0; r < batch.size(); ++r) batch[r].promise.set_value(std::move((*parts)[r]));
+    for (size_t r = 0; r < batch.requests.size(); ++r) batch.requests[r].promise.set_value(std::move((*parts)[r]));
     return;
   }
   // The failure may be one request's (a token id past the vocabulary, an invocation
   // limit its rows exceed): each request gets the answer of its own run.
-  for (Pending& pending : batch) {
+  for (Pending& pending : batch.requests) {
     if (metrics_ != nullptr) metrics_->RecordBatch(1);
     RunAlone(worker, pending);
   }

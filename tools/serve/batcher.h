@@ -4,7 +4,11 @@
 //
 // A worker takes the oldest request, then gathers queued requests compatible with it
 // until the batch holds `max_batch` rows or `batch_delay` has passed since it took the
-// first, runs them as one invocation and hands each request its own outputs. Requests
+// first, runs them as one invocation and hands each request its own outputs. When the
+// function has a packed entry (tools/serve/token_plan.h) and the oldest request can be
+// packed, the batch is instead any queued requests that can be packed whose real tokens
+// fit `max_batch_tokens` (and rows `max_batch`), run on the packed entry without
+// padding. Requests
 // are checked against the signature when submitted, so a bad one fails alone and never
 // joins a batch. A batched invocation that fails (a data-dependent kernel error, or a
 // --timeout-ms / --max-memory-bytes limit) is rerun request by request, so each gets
@@ -33,6 +37,7 @@
 #include "objects/value.h"
 #include "tools/serve/batch_plan.h"
 #include "tools/serve/metrics.h"
+#include "tools/serve/token_plan.h"
 #include "vm/executable.h"
 
 namespace dynvm::tools::serve {
@@ -41,6 +46,8 @@ struct BatcherOptions {
   int workers = 1;              // worker threads, one VM each
   int threads_per_worker = 1;   // the intra-op thread pool of each worker's VM
   int64_t max_batch = 1;        // rows (axis 0) per invocation; 1: no batching
+  // Real tokens per invocation of the packed entry; 0: requests are not packed.
+  int64_t max_batch_tokens = 0;
   std::chrono::microseconds batch_delay{0};  // how long a worker waits to fill a batch
   size_t max_queue = 32;        // waiting requests beyond which Submit refuses
   // Limits of each invocation (a batch is one, and each rerun after it fails):
@@ -77,29 +84,44 @@ class Batcher {
   // Requests waiting for a worker.
   size_t queue_depth() const;
 
+  // How requests are packed, derived from the executable (off when it has no packed
+  // entry for the function).
+  const TokenPlan& token_plan() const { return token_plan_; }
+
  private:
   struct Pending {
     std::vector<Value> args;
     std::promise<Result> promise;
   };
   struct Worker;
+  // Requests run as one invocation: padded (or alone), or packed.
+  struct Batch {
+    std::vector<Pending> requests;
+    bool packed = false;
+    int64_t rows = 0;    // axis 0 summed
+    int64_t tokens = 0;  // packed: real tokens summed
+  };
 
   void WorkLoop(Worker& worker);
   // Takes the next batch off the queue, waiting for one; empty once shut down and drained.
-  std::vector<Pending> NextBatch();
-  // Whether a request of `args` may join `batch` of `rows` rows: max_batch, Compatible
-  // and the padding budget (batch_plan.h).
-  bool Fits(const std::vector<Pending>& batch, int64_t rows, const std::vector<Value>& args) const;
-  // Moves queued requests that fit `batch` into it, up to max_batch rows.
-  void Gather(std::vector<Pending>& batch, int64_t& rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Batch NextBatch();
+  // Whether a request of `args` may join `batch`: for a packed batch, it can be packed
+  // and fits max_batch_tokens and max_batch; otherwise max_batch, Compatible and the
+  // padding budget (batch_plan.h).
+  bool Fits(const Batch& batch, const std::vector<Value>& args) const;
+  // Moves queued requests that fit `batch` into it.
+  void Gather(Batch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The tokens of `args` if packed batching is on and it can be packed, else 0.
+  int64_t PackedTokens(const std::vector<Value>& args) const;
   // Runs `batch` as one invocation; when that fails, each request alone.
-  void Run(Worker& worker, std::vector<Pending>& batch);
+  void Run(Worker& worker, Batch& batch);
   void RunAlone(Worker& worker, Pending& pending);
   void PublishQueueDepth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<const vm::Executable> executable_;
   const uint32_t function_index_;
   const BatchPlan plan_;
+  const TokenPlan token_plan_;
   const BatcherOptions options_;
   Metrics* const metrics_;
 

@@ -16,6 +16,7 @@ std::vector<double> LatencyBounds() {
 }
 
 std::vector<double> BatchBounds() { return {1, 2, 4, 8, 16, 32, 64, 128}; }
+std::vector<double> TokenBounds() { return {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}; }
 
 void Header(std::string_view name, std::string_view type, std::string_view help, std::string& out) {
   absl::StrAppendFormat(&out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -43,7 +44,8 @@ void Histogram::Render(std::string_view name, std::string& out) const {
   absl::StrAppendFormat(&out, "%s_sum %.9g\n%s_count %d\n", name, sum_, name, count_);
 }
 
-Metrics::Metrics() : latency_(LatencyBounds()), batch_size_(BatchBounds()) {}
+Metrics::Metrics()
+    : latency_(LatencyBounds()), batch_size_(BatchBounds()), batch_tokens_(TokenBounds()) {}
 
 void Metrics::RecordRequest(int http_status, double seconds) {
   std::lock_guard lock(mu_);
@@ -67,6 +69,11 @@ void Metrics::RecordBatch(int64_t requests) {
   batch_size_.Observe(static_cast<double>(requests));
 }
 
+void Metrics::RecordBatchTokens(int64_t tokens) {
+  std::lock_guard lock(mu_);
+  batch_tokens_.Observe(static_cast<double>(tokens));
+}
+
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -85,6 +92,8 @@ std::string Metrics::Render() const {
   absl::StrAppend(&out, "dynvm_queue_depth ", queue_depth_, "\n");
   Header("dynvm_batch_size", "histogram", "Requests per VM invocation.", out);
   batch_size_.Render("dynvm_batch_size", out);
+  Header("dynvm_batch_tokens", "histogram", "Real tokens per invocation of a packed entry.", out);
+  batch_tokens_.Render("dynvm_batch_tokens", out);
   return out;
 }
 

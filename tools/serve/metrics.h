@@ -6,6 +6,7 @@
 //   dynvm_inflight_requests                  infer requests being handled now
 //   dynvm_queue_depth                        requests waiting for a worker
 //   dynvm_batch_size                         histogram of requests per VM invocation
+//   dynvm_batch_tokens                       histogram of real tokens per packed invocation
 //
 // Every method is thread-safe and cheap (a mutex around a few additions): handlers and
 // workers call them per request.
@@ -54,6 +55,8 @@ class Metrics {
   void SetQueueDepth(int64_t depth);
   // One VM invocation ran `requests` requests together.
   void RecordBatch(int64_t requests);
+  // One invocation of a packed entry ran `tokens` real tokens (tools/serve/token_plan.h).
+  void RecordBatchTokens(int64_t tokens);
 
   // The Prometheus text exposition (format 0.0.4) of everything above.
   std::string Render() const;
@@ -66,6 +69,7 @@ class Metrics {
   int64_t inflight_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t queue_depth_ ABSL_GUARDED_BY(mu_) = 0;
   Histogram batch_size_ ABSL_GUARDED_BY(mu_);
+  Histogram batch_tokens_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dynvm::tools::serve

@@ -12,6 +12,7 @@
 #include "kernels/kernel.h"
 #include "serializer/executable_file.h"
 #include "tests/models/bert_mini.h"
+#include "tests/tools/serve/bert_mini_fixture.h"
 #include "tools/run/compare.h"
 #include "tools/serve/batch_plan.h"
 #include "vm/virtual_machine.h"
@@ -22,41 +23,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Batched rows go through GEMMs of other sizes; padded positions are masked out, so
-// only rounding differs.
-constexpr CompareOptions kTolerance{/*atol=*/1e-4, /*rtol=*/1e-4};
-
-class BatcherTest : public ::testing::Test {
+class BatcherTest : public BertMiniServeTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::shared_ptr<const vm::Executable>> exe =
-        serializer::LoadExecutable(bert_mini::ExePath(), kernels::DefaultRegistry());
-    ASSERT_TRUE(exe.ok()) << exe.status();
-    exe_ = new std::shared_ptr<const vm::Executable>(*exe);
-  }
-  static const vm::Function& Main() { return (*exe_)->function(*(*exe_)->FunctionIndex("main")); }
   static std::vector<PadRule> BertPads() {
     return {{"input_ids", 1, "0"}, {"attention_mask", 1, "0"}, {"token_type_ids", 1, "0"}};
   }
-  // The flattened outputs of `args` run alone.
-  static std::vector<Value> RunAlone(const std::vector<Value>& args) {
-    vm::VirtualMachine machine(*exe_);
-    absl::StatusOr<Value> result = machine.Invoke("main", args);
-    EXPECT_TRUE(result.ok()) << result.status();
-    return result.ok() ? FlattenValue(*result) : std::vector<Value>{};
-  }
-  static void ExpectSame(const std::vector<Value>& expected, const std::vector<Value>& got) {
-    ASSERT_EQ(expected.size(), got.size());
-    for (size_t i = 0; i < expected.size(); ++i) {
-      EXPECT_EQ(CompareValue(expected[i], got[i], kTolerance), std::nullopt) << "output " << i;
-    }
-  }
-
-  static std::shared_ptr<const vm::Executable>* exe_;
-  const std::shared_ptr<Allocator> allocator_ = MakePooledAllocator();
 };
-
-std::shared_ptr<const vm::Executable>* BatcherTest::exe_ = nullptr;
 
 TEST_F(BatcherTest, PadRulesParse) {
   absl::StatusOr<PadRule> rule = ParsePadRule("input_ids:1:0");
