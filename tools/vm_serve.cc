@@ -43,7 +43,7 @@ namespace {
 
 constexpr int kExitError = 1;
 // Real tokens per packed invocation by default: see docs/serving.md for the measurement.
-constexpr int64_t kDefaultMaxBatchTokens = 256;
+constexpr int64_t kDefaultMaxBatchTokens = 128;
 
 // The command line's values, with their defaults; those without a field of the options
 // they end in are converted by FinishFlags.
@@ -112,7 +112,7 @@ CommandLine MakeCommandLine(Flags& flags) {
                    "off)"),
            IntFlag("max-batch-tokens", "N", &flags.batcher.max_batch_tokens, 0, kMaxInt,
                    "real tokens a worker runs in one invocation of the function's packed entry, "
-                   "requests packed without padding (default: 256; 0 turns packing off)"),
+                   "requests packed without padding (default: 128; 0 turns packing off)"),
            IntFlag("batch-delay-us", "N", &flags.batch_delay_us, 0, 60'000'000,
                    "how long a worker waits for more requests to fill a batch (default: 0, batch "
                    "only what is already queued)"),

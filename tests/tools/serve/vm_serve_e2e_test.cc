@@ -499,7 +499,7 @@ TEST(VmServeTest, LimitsArePrintedAtStart) {
                               "--max-body-bytes=16777216 --http-threads=64\n"));
   // Tiny BERT's executable has main_packed: requests are packed by default.
   EXPECT_THAT(text, HasSubstr("vm_serve: packing packed tokens through 'main_packed' for requests with only "
-                              "ones in attention_mask, up to 256 tokens and 8 rows per invocation\n"));
+                              "ones in attention_mask, up to 128 tokens and 8 rows per invocation\n"));
   const auto [off_status, off] = RunToExit("--port=0 --host=256.256.256.256 --max-batch-tokens=0");
   EXPECT_THAT(off, HasSubstr("vm_serve: packing off: --max-batch-tokens=0\n"));
 }
