@@ -66,6 +66,7 @@ URL=$URL/v2/models/bert_mini/infer
 rss() { awk '/^VmRSS/ {print $2 " " $3}' "/proc/$SERVER_PID/status"; }
 
 head -1 "$WORK/stderr"
+grep '^vm_serve: packing' "$WORK/stderr"
 echo "machine: $(nproc) cores; wrk -t$WRK_THREADS -d$DURATION; bodies: batch 1, lengths 8..128, pooler_output only"
 RSS_START=$(rss)
 for c in 1 8 32; do
@@ -104,6 +105,8 @@ sed -n 's/^RESULT //p' "$WORK/wrk_total" | sed 's/ seconds=[^ ]* rps=[^ ]*//'
 echo "  ($TOTAL answered in $(awk -v ns=$((END - START)) 'BEGIN {printf "%.1f", ns / 1e9}') s)"
 RSS_AFTER=$(rss)
 echo "VmRSS: at start $RSS_START; before the $TOTAL requests $RSS_BEFORE; after them $RSS_AFTER"
+# How the requests ran: invocations, and of them the packed ones (real tokens per batch).
+curl -s "${URL%/v2/*}/metrics" | awk '/^dynvm_batch_size_(count|sum)|^dynvm_batch_tokens_(count|sum)/ {printf "%s=%s ", $1, $2} END {print ""}'
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" && echo "vm_serve exited 0 after SIGTERM"
 SERVER_PID=
