@@ -379,7 +379,8 @@ class Packer {
     for (size_t i = 1; i < args.size(); ++i) {
       if (args[i].form != Form::kInvariant) return NoPackedForm(e, "parameters that depend on the inputs");
     }
-    const std::optional<int64_t> axis = IntAttr(e, "axis", -1);
+    // The kernels' defaults: split's axis is 0, the others' the last.
+    const std::optional<int64_t> axis = IntAttr(e, "axis", e.callee().name() == "split" ? 0 : -1);
     const std::optional<int64_t> packed =
         axis ? PackedAxis(*axis, RankOf(e.args()[0]), args[0].form) : std::nullopt;
     if (!packed) return NoPackedForm(e, "along the batch or sequence axis");

@@ -311,6 +311,12 @@ def @main(%input_ids: Tensor[(b, s), int64]) { sum(cast(%input_ids, dtype="float
 )");
   EXPECT_TRUE(absl::StrContains(o.detail, "`sum` (<input>:2:48): no packed form is known")) << o.detail;
 
+  // split's default axis is the batch axis.
+  o = Outcome(R"(#[version = "0.0.5"]
+def @main(%input_ids: Tensor[(b, s), int64]) { split(cast(%input_ids, dtype="float32"), indices_or_sections=2).0 }
+)");
+  EXPECT_TRUE(absl::StrContains(o.detail, "`split` (<input>:2:48): along the batch or sequence axis")) << o.detail;
+
   absl::StatusOr<Module> distil =
       onnx_frontend::ImportOnnxFile(std::string(DYNVM_MODELS_DIR) + "/distilbert/distilbert_mini.onnx");
   ASSERT_TRUE(distil.ok()) << distil.status();
