@@ -6,8 +6,8 @@
 // time (`mode:2`). A request's token ids are the
 // peers' LCG with its id as seed (vocabulary 30522), its mask all ones, its token types 0.
 //
-//   DYNVM_SERVING_EXE=bert_base.fbs DYNVM_SERVING_TRACE=trace_zipf.json \
-//     build/bin/bench_serving --benchmark_min_time=5
+//   DYNVM_SERVING_EXE=bert_base.fbs DYNVM_SERVING_TRACE=trace_zipf.json
+//     build/bin/bench_serving --benchmark_min_time=5       (one command line)
 //
 // Before timing, each mode's answers are checked against every request's own run of
 // main (1e-4, the serving tests' tolerance). bench/compare_serving.py runs it beside

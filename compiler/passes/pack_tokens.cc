@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -42,9 +41,9 @@ struct Packed {
   Form form = Form::kInvariant;
   // The packed value; kMask: the value with the mask all ones; kShape: none; kTuple:
   // the tuple when it is one value (split's result, a bound tuple), else none.
-  Expr expr;
+  Expr expr = {};
   ShapeValue shape = ShapeValue::kInputShape;
-  std::vector<Packed> fields;  // kTuple
+  std::vector<Packed> fields = {};  // kTuple
   bool whole = false;          // kTuple: `expr` is the tuple
 };
 
@@ -104,20 +103,16 @@ bool IsElementwise(std::string_view op) {
 
 class Packer {
  public:
-  Packer(std::vector<Expr> token_params, std::optional<Expr> mask_param)
-      : token_params_(std::move(token_params)), mask_param_(std::move(mask_param)) {}
+  // Every parameter of @main but `mask_param` is a token input.
+  explicit Packer(std::optional<Expr> mask_param) : mask_param_(std::move(mask_param)) {}
 
   // @main_packed from @main, or the reason it has none.
   absl::StatusOr<Expr> Run(const Expr& main) {
     std::vector<Expr> params;
     for (const Expr& p : main.params()) {
       if (mask_param_ && p.same_as(*mask_param_)) {
-        const DType dtype = p.checked_type()->dtype();
-        absl::StatusOr<NDArray> ones = NDArrayObj::Empty({1, 1}, dtype, MakeNaiveAllocator());
-        if (!ones.ok()) return ones.status();
-        DYNVM_ASSIGN_OR_RETURN(const NDArray one, OneOf(dtype));
-        std::memcpy((*ones)->data(), one->data(), DTypeSize(dtype));
-        memo_[p.identity()] = {Form::kMask, Expr::Constant(*ones)};
+        DYNVM_ASSIGN_OR_RETURN(NDArray ones, OnesOf(p.checked_type()->dtype()));
+        memo_[p.identity()] = {Form::kMask, Expr::Constant(std::move(ones))};
         continue;
       }
       const Type& t = *p.checked_type();
@@ -136,9 +131,9 @@ class Packer {
   int attention_layers() const { return attention_layers_; }
 
  private:
-  // A 1 of `dtype`, the mask's value at a real token.
-  static absl::StatusOr<NDArray> OneOf(DType dtype) {
-    DYNVM_ASSIGN_OR_RETURN(NDArray one, NDArrayObj::Empty({}, dtype, MakeNaiveAllocator()));
+  // A [1, 1] tensor of 1 of `dtype`: the mask at real tokens, broadcasting as [batch, seq].
+  static absl::StatusOr<NDArray> OnesOf(DType dtype) {
+    DYNVM_ASSIGN_OR_RETURN(NDArray one, NDArrayObj::Empty({1, 1}, dtype, MakeNaiveAllocator()));
     switch (dtype) {
       case DType::kI64: *one->data_as<int64_t>() = 1; break;
       case DType::kI32: *one->data_as<int32_t>() = 1; break;
@@ -276,9 +271,9 @@ class Packer {
       return Packed{Form::kMask, Rebuild(e, args)};
     }
     if (op == "take") return Take(e, args);
-    if (op == "nn.dense" || op == "nn.contrib_dense_pack") return RowWise(e, args, e.attrs());
+    if (op == "nn.dense" || op == "nn.contrib_dense_pack") return RowWise(e, args);
     if (op == "gemm" || op == "matmul" || op == "nn.matmul") {
-      if (args[0].form == Form::kBatch && RankOf(e.args()[0]) == 2) return RowWise(e, args, e.attrs());
+      if (args[0].form == Form::kBatch && RankOf(e.args()[0]) == 2) return RowWise(e, args);
       return NoPackedForm(e, "a matrix product over the sequence axis");
     }
     if (op == "nn.layer_norm" || op == "nn.softmax" || op == "nn.log_softmax" || op == "split") {
@@ -349,8 +344,7 @@ class Packer {
 
   // Operators on the last axes of a row-wise value (dense layers, gemm on [batch, k]):
   // the same call on the packed rows.
-  absl::StatusOr<Packed> RowWise(const Expr& e, const std::vector<Packed>& args,
-                                 const kernels::Attrs& attrs) {
+  absl::StatusOr<Packed> RowWise(const Expr& e, const std::vector<Packed>& args) {
     if (args[0].form != Form::kTokens && args[0].form != Form::kBatch) {
       return NoPackedForm(e, "a row-wise operator whose data has no packed form");
     }
@@ -360,7 +354,7 @@ class Packer {
     if (e.callee().name() == "gemm" && IntAttr(e, "trans_a", 0) != 0) {
       return NoPackedForm(e, "a transposed A");
     }
-    return Packed{args[0].form, Rebuild(e, args, attrs)};
+    return Packed{args[0].form, Rebuild(e, args)};
   }
 
   // An axis of a [batch, seq, rest...] value in the packed [tokens, rest...]: nullopt for
@@ -541,7 +535,6 @@ class Packer {
                   Call("take", {table, positions}, {{"axis", int64_t{0}}, {"mode", std::string("fast")}}, e.source())};
   }
 
-  std::vector<Expr> token_params_;
   std::optional<Expr> mask_param_;
   std::optional<Expr> first_tokens_;
   Expr offsets_;
@@ -563,7 +556,7 @@ absl::StatusOr<Module> DerivePackedEntry(const Module& module, PackedEntryOutcom
   DYNVM_ASSIGN_OR_RETURN(const Expr main, module.Function("main"));
   if (!main.checked_type()) return absl::FailedPreconditionError("DerivePackedEntry: @main is not typed");
   // The inputs: [batch, seq] tensors of one batch and one sequence length.
-  std::vector<Expr> tokens;
+  int tokens = 0;
   std::optional<Expr> mask;
   std::optional<std::vector<Dim>> shape;
   for (const Expr& p : main.params()) {
@@ -575,11 +568,11 @@ absl::StatusOr<Module> DerivePackedEntry(const Module& module, PackedEntryOutcom
     if (IsMaskName(p.name()) && !mask) {
       mask = p;
     } else {
-      tokens.push_back(p);
+      ++tokens;
     }
   }
-  if (tokens.empty()) return refuse("no [batch, seq] token input");
-  Packer packer(tokens, mask);
+  if (tokens == 0) return refuse("no [batch, seq] token input");
+  Packer packer(mask);
   absl::StatusOr<Expr> packed = packer.Run(main);
   if (!packed.ok()) {
     if (packed.status().code() != absl::StatusCode::kFailedPrecondition) return packed.status();

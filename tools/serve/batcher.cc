@@ -51,6 +51,7 @@ Batcher::~Batcher() { Shutdown(); }
 absl::StatusOr<Batcher::Future> Batcher::Submit(std::vector<Value> args) {
   const vm::Function& function = executable_->function(function_index_);
   if (absl::Status fits = vm::CheckArguments(function, args); !fits.ok()) return fits;
+  const int64_t tokens = options_.max_batch_tokens > 0 ? token_plan_.Tokens(args) : 0;
   Future future;
   {
     std::lock_guard lock(mu_);
@@ -61,6 +62,7 @@ absl::StatusOr<Batcher::Future> Batcher::Submit(std::vector<Value> args) {
     }
     Pending& pending = queue_.emplace_back();
     pending.args = std::move(args);
+    pending.tokens = tokens;
     future = pending.promise.get_future();
     PublishQueueDepth();
   }
@@ -97,16 +99,10 @@ void Batcher::WorkLoop(Worker& worker) {
   }
 }
 
-int64_t Batcher::PackedTokens(const std::vector<Value>& args) const {
-  return options_.max_batch_tokens > 0 ? token_plan_.Tokens(args) : 0;
-}
-
-bool Batcher::Fits(const Batch& batch, const std::vector<Value>& args) const {
+bool Batcher::Fits(const Batch& batch, const Pending& pending) const {
+  const std::vector<Value>& args = pending.args;
   if (batch.rows + plan_.Rows(args) > options_.max_batch) return false;
-  if (batch.packed) {
-    const int64_t tokens = PackedTokens(args);
-    return tokens > 0 && batch.tokens + tokens <= options_.max_batch_tokens;
-  }
+  if (batch.packed) return pending.tokens > 0 && batch.tokens + pending.tokens <= options_.max_batch_tokens;
   if (!plan_.Compatible(batch.requests[0].args, args)) return false;
   std::vector<const std::vector<Value>*> members;
   for (const Pending& pending : batch.requests) members.push_back(&pending.args);
@@ -115,12 +111,12 @@ bool Batcher::Fits(const Batch& batch, const std::vector<Value>& args) const {
 
 void Batcher::Gather(Batch& batch) {
   for (auto it = queue_.begin(); it != queue_.end() && batch.rows < options_.max_batch;) {
-    if (!Fits(batch, it->args)) {
+    if (!Fits(batch, *it)) {
       ++it;
       continue;
     }
     batch.rows += plan_.Rows(it->args);
-    if (batch.packed) batch.tokens += PackedTokens(it->args);
+    batch.tokens += it->tokens;
     batch.requests.push_back(std::move(*it));
     it = queue_.erase(it);
   }
@@ -134,7 +130,7 @@ Batcher::Batch Batcher::NextBatch() {
   batch.requests.push_back(std::move(queue_.front()));
   queue_.pop_front();
   batch.rows = plan_.Rows(batch.requests[0].args);
-  batch.tokens = PackedTokens(batch.requests[0].args);
+  batch.tokens = batch.requests[0].tokens;
   batch.packed = batch.tokens > 0;
   if ((batch.packed || plan_.enabled()) && options_.max_batch > 1) {
     Gather(batch);
@@ -143,7 +139,7 @@ Batcher::Batch Batcher::NextBatch() {
     auto can_grow = [&] {
       if (shutting_down_) return true;
       for (const Pending& pending : queue_) {
-        if (Fits(batch, pending.args)) return true;
+        if (Fits(batch, pending)) return true;
       }
       return false;
     };

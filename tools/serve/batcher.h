@@ -92,6 +92,9 @@ class Batcher {
   struct Pending {
     std::vector<Value> args;
     std::promise<Result> promise;
+    // Its real tokens if packed batching is on and it can be packed, else 0: computed
+    // once, when submitted (it reads the attention masks).
+    int64_t tokens = 0;
   };
   struct Worker;
   // Requests run as one invocation: padded (or alone), or packed.
@@ -105,14 +108,12 @@ class Batcher {
   void WorkLoop(Worker& worker);
   // Takes the next batch off the queue, waiting for one; empty once shut down and drained.
   Batch NextBatch();
-  // Whether a request of `args` may join `batch`: for a packed batch, it can be packed
-  // and fits max_batch_tokens and max_batch; otherwise max_batch, Compatible and the
-  // padding budget (batch_plan.h).
-  bool Fits(const Batch& batch, const std::vector<Value>& args) const;
+  // Whether `pending` may join `batch`: for a packed batch, it can be packed and fits
+  // max_batch_tokens and max_batch; otherwise max_batch, Compatible and the padding
+  // budget (batch_plan.h).
+  bool Fits(const Batch& batch, const Pending& pending) const;
   // Moves queued requests that fit `batch` into it.
   void Gather(Batch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The tokens of `args` if packed batching is on and it can be packed, else 0.
-  int64_t PackedTokens(const std::vector<Value>& args) const;
   // Runs `batch` as one invocation; when that fails, each request alone.
   void Run(Worker& worker, Batch& batch);
   void RunAlone(Worker& worker, Pending& pending);

@@ -110,11 +110,7 @@ TEST_F(BatcherTest, MergedPaddedAndSplitEqualsOneByOne) {
   const std::vector<Value> batched = RunAlone(*merged);
   absl::StatusOr<std::vector<std::vector<Value>>> parts = plan.Split(batched, pointers, allocator_);
   ASSERT_TRUE(parts.ok()) << parts.status();
-  ASSERT_EQ(parts->size(), requests.size());
-  for (size_t r = 0; r < requests.size(); ++r) {
-    SCOPED_TRACE(r);
-    ExpectSame(RunAlone(requests[r]), (*parts)[r]);
-  }
+  ExpectEachAsAlone(requests, *parts);
 }
 
 TEST_F(BatcherTest, BatcherBatchesQueuedRequestsAndAnswersEachAlone) {

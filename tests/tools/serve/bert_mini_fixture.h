@@ -47,6 +47,16 @@ class BertMiniServeTest : public ::testing::Test {
     }
   }
 
+  // Each of `requests`' part of a batched run equals its own run.
+  static void ExpectEachAsAlone(const std::vector<std::vector<Value>>& requests,
+                                const std::vector<std::vector<Value>>& parts) {
+    ASSERT_EQ(parts.size(), requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) {
+      SCOPED_TRACE(r);
+      ExpectSame(RunAlone(requests[r]), parts[r]);
+    }
+  }
+
   inline static std::shared_ptr<const vm::Executable>* exe_ = nullptr;
   const std::shared_ptr<Allocator> allocator_ = MakePooledAllocator();
 };

@@ -66,10 +66,7 @@ TEST_F(TokenPlanTest, PackedAndSplitEqualsOneByOne) {
   ASSERT_TRUE(out.ok()) << out.status();
   absl::StatusOr<std::vector<std::vector<Value>>> parts = plan.Split(FlattenValue(*out), pointers, allocator_);
   ASSERT_TRUE(parts.ok()) << parts.status();
-  for (size_t r = 0; r < requests.size(); ++r) {
-    SCOPED_TRACE(r);
-    ExpectSame(RunAlone(requests[r]), (*parts)[r]);
-  }
+  ExpectEachAsAlone(requests, *parts);
 }
 
 TEST_F(TokenPlanTest, BatcherPacksWithinTheTokenBudget) {
